@@ -1,0 +1,3 @@
+//! tmux-mcp: placeholder until the MCP server lands.
+
+fn main() {}
