@@ -23,7 +23,10 @@
 //! }
 //! ```
 
+pub mod command;
+mod error;
 mod ids;
 pub mod proto;
 
+pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};

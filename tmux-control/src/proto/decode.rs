@@ -135,7 +135,6 @@ pub enum FrameError {
 
 /// Why [`Decoder::decode`] returned no frame.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
 pub enum DecodeError {
     /// More bytes are needed before the next frame is complete.
     #[error("more input is needed")]

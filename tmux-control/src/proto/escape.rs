@@ -30,10 +30,10 @@ pub struct EscapeError {
 /// assert_eq!(&unescape_output(b"\\033[1mhi\\134").unwrap()[..], b"\x1b[1mhi\\");
 /// ```
 pub fn unescape_output(escaped: &[u8]) -> Result<Bytes, EscapeError> {
-    if memchr::memchr(b'\\', escaped).is_none() {
-        return Ok(Bytes::copy_from_slice(escaped));
+    match memchr::memchr(b'\\', escaped) {
+        None => Ok(Bytes::copy_from_slice(escaped)),
+        Some(first) => unescape_slow(escaped, first),
     }
-    unescape_slow(escaped, 0)
 }
 
 /// Like [`unescape_output`], but shares the input's memory when there is
