@@ -249,7 +249,11 @@ impl Decoder {
     /// Bytes buffered but not yet returned as frames (the partial line, plus
     /// the body of an open reply block).
     pub fn buffered(&self) -> usize {
-        self.buf.len() + self.block.as_ref().map_or(0, |b| b.size as usize)
+        let body = match &self.block {
+            Some(b) if !b.overflowed => b.size as usize,
+            _ => 0,
+        };
+        self.buf.len() + body
     }
 
     /// `true` while a reply block is open.
