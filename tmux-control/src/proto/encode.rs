@@ -95,7 +95,10 @@ impl Encoder {
                     return Err(bad("stray line", "it starts with %"));
                 }
                 if self.mode == Mode::Dcs && line.starts_with(&DCS_END[..1]) {
-                    return Err(bad("stray line", "it starts with ESC, which can end the DCS"));
+                    return Err(bad(
+                        "stray line",
+                        "it starts with ESC, which can end the DCS",
+                    ));
                 }
                 self.line(out, "stray line", line)
             }
@@ -128,10 +131,7 @@ impl Encoder {
 
     fn reply(&self, reply: &Reply, out: &mut BytesMut) -> Result<(), EncodeError> {
         let header = reply.header();
-        let end_guard = format!(
-            "%{} {header}",
-            if reply.error { "error" } else { "end" }
-        );
+        let end_guard = format!("%{} {header}", if reply.error { "error" } else { "end" });
         out.extend_from_slice(format!("%begin {header}").as_bytes());
         self.end_line(out);
         for line in &reply.body {
@@ -196,7 +196,10 @@ impl Encoder {
                 arg_word(out, "layout", layout)?;
                 match (visible_layout, flags) {
                     (None, Some(_)) => {
-                        return Err(bad("layout flags", "flags need a visible layout before them"));
+                        return Err(bad(
+                            "layout flags",
+                            "flags need a visible layout before them",
+                        ));
                     }
                     (None, None) => {}
                     (Some(v), f) => {
@@ -290,7 +293,10 @@ impl Encoder {
         }
         // A CR at the very end of a -CC line would be eaten by the decoder.
         if self.mode == Mode::Dcs && out.last() == Some(&b'\r') {
-            return Err(bad("notification", "it ends with CR, which -CC framing removes"));
+            return Err(bad(
+                "notification",
+                "it ends with CR, which -CC framing removes",
+            ));
         }
         self.end_line(out);
         Ok(())

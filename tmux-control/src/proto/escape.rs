@@ -13,7 +13,9 @@ use bytes::{BufMut, Bytes, BytesMut};
 /// assert_eq!(err.offset, 2);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("backslash at byte {offset} of %output data is not followed by three octal digits (000-377)")]
+#[error(
+    "backslash at byte {offset} of %output data is not followed by three octal digits (000-377)"
+)]
 #[non_exhaustive]
 pub struct EscapeError {
     /// Offset of the offending backslash in the escaped data.
@@ -59,9 +61,7 @@ fn unescape_slow(escaped: &[u8], first: usize) -> Result<Bytes, EscapeError> {
     let mut i = first;
     while i < escaped.len() {
         // escaped[i] is a backslash here.
-        let digits = escaped
-            .get(i + 1..i + 4)
-            .ok_or(EscapeError { offset: i })?;
+        let digits = escaped.get(i + 1..i + 4).ok_or(EscapeError { offset: i })?;
         let value = octal3(digits).ok_or(EscapeError { offset: i })?;
         out.put_u8(value);
         i += 4;
@@ -103,7 +103,12 @@ pub fn escape_output(data: &[u8], out: &mut BytesMut) {
     for (i, &b) in data.iter().enumerate() {
         if b < 0x20 || b == b'\\' {
             out.extend_from_slice(&data[start..i]);
-            out.extend_from_slice(&[b'\\', b'0' + (b >> 6), b'0' + ((b >> 3) & 7), b'0' + (b & 7)]);
+            out.extend_from_slice(&[
+                b'\\',
+                b'0' + (b >> 6),
+                b'0' + ((b >> 3) & 7),
+                b'0' + (b & 7),
+            ]);
             start = i + 1;
         }
     }

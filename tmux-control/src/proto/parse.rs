@@ -37,7 +37,10 @@ fn number_u64(i: &[u8]) -> Res<'_, u64> {
     let (i, d) = digit1(i)?;
     let mut n: u64 = 0;
     for &c in d {
-        n = match n.checked_mul(10).and_then(|n| n.checked_add(u64::from(c - b'0'))) {
+        n = match n
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u64::from(c - b'0')))
+        {
             Some(n) => n,
             None => {
                 return Err(nom::Err::Error(nom::error::Error::new(
@@ -145,9 +148,13 @@ pub(crate) fn notification(line: &Bytes) -> Result<Notification, Malformed> {
             if !has_args {
                 return Err("expected %output %PANE DATA");
             }
-            let (p, data) = args!((pane, opt(preceded(sp, rest))), "expected %output %PANE DATA");
+            let (p, data) = args!(
+                (pane, opt(preceded(sp, rest))),
+                "expected %output %PANE DATA"
+            );
             let data = b(data.unwrap_or_default());
-            let data = unescape_output_bytes(&data).map_err(|_| "bad octal escape in %output data")?;
+            let data =
+                unescape_output_bytes(&data).map_err(|_| "bad octal escape in %output data")?;
             N::Output { pane: p, data }
         }
         b"extended-output" => extended_output(args, &b)?,
@@ -173,7 +180,10 @@ pub(crate) fn notification(line: &Bytes) -> Result<Notification, Malformed> {
             window: args!(window, "expected %unlinked-window-close @WINDOW"),
         },
         b"window-renamed" => {
-            let (w, name) = args!((window, opt(preceded(sp, rest))), "expected %window-renamed @WINDOW NAME");
+            let (w, name) = args!(
+                (window, opt(preceded(sp, rest))),
+                "expected %window-renamed @WINDOW NAME"
+            );
             N::WindowRenamed {
                 window: w,
                 name: b(name.unwrap_or_default()),
@@ -190,7 +200,10 @@ pub(crate) fn notification(line: &Bytes) -> Result<Notification, Malformed> {
             }
         }
         b"window-pane-changed" => {
-            let (w, p) = args!((window, preceded(sp, pane)), "expected %window-pane-changed @WINDOW %PANE");
+            let (w, p) = args!(
+                (window, preceded(sp, pane)),
+                "expected %window-pane-changed @WINDOW %PANE"
+            );
             N::WindowPaneChanged { window: w, pane: p }
         }
         b"layout-change" => {
@@ -244,7 +257,10 @@ pub(crate) fn notification(line: &Bytes) -> Result<Notification, Malformed> {
                 (session, preceded(sp, window)),
                 "expected %session-window-changed $SESSION @WINDOW"
             );
-            N::SessionWindowChanged { session: s, window: w }
+            N::SessionWindowChanged {
+                session: s,
+                window: w,
+            }
         }
         b"subscription-changed" => subscription_changed(args, &b)?,
         b"exit" => N::Exit {
@@ -285,7 +301,8 @@ fn extended_output(args: &[u8], b: &impl Fn(&[u8]) -> Bytes) -> Result<Notificat
     };
     let pane = PaneId::from_bytes(p).ok_or(WHAT)?;
     let (_, age_ms) = all_consuming(number_u64).parse(age).map_err(|_| WHAT)?;
-    let data = unescape_output_bytes(&b(data)).map_err(|_| "bad octal escape in %extended-output data")?;
+    let data =
+        unescape_output_bytes(&b(data)).map_err(|_| "bad octal escape in %extended-output data")?;
     Ok(Notification::ExtendedOutput {
         pane,
         age_ms,
@@ -294,7 +311,10 @@ fn extended_output(args: &[u8], b: &impl Fn(&[u8]) -> Bytes) -> Result<Notificat
     })
 }
 
-fn subscription_changed(args: &[u8], b: &impl Fn(&[u8]) -> Bytes) -> Result<Notification, Malformed> {
+fn subscription_changed(
+    args: &[u8],
+    b: &impl Fn(&[u8]) -> Bytes,
+) -> Result<Notification, Malformed> {
     const WHAT: Malformed = "expected %subscription-changed NAME $S @W IDX %P … : VALUE";
     let (head, value) = until_colon(args).ok_or(WHAT)?;
     let [name, s, w, idx, p, extra @ ..] = head.as_slice() else {
@@ -363,7 +383,9 @@ mod tests {
         assert_eq!(window, None);
         assert_eq!(&value[..], b"a:b : c");
         let l = Bytes::from_static(b"%subscription-changed x $0 @1 2 %3 :");
-        assert!(matches!(notification(&l), Ok(Notification::SubscriptionChanged { value, .. }) if value.is_empty()));
+        assert!(
+            matches!(notification(&l), Ok(Notification::SubscriptionChanged { value, .. }) if value.is_empty())
+        );
         let l = Bytes::from_static(b"%subscription-changed x $0 @1 2 %3");
         assert!(notification(&l).is_err());
     }
