@@ -24,9 +24,15 @@
 //! ```
 
 pub mod command;
+mod connection;
 mod error;
 mod ids;
 pub mod proto;
+mod server;
 
+pub use connection::{
+    ConnectOptions, DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
+};
 pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
+pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
