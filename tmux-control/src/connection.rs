@@ -500,10 +500,10 @@ impl ConnectionTask {
                         while let Ok(more) = self.rx.try_recv() {
                             self.accept(more, &mut batch);
                         }
-                        if !batch.is_empty() {
-                            if let Some(w) = &write_tx {
-                                let _ = w.send(Bytes::copy_from_slice(&batch));
-                            }
+                        if !batch.is_empty()
+                            && let Some(w) = &write_tx
+                        {
+                            let _ = w.send(Bytes::copy_from_slice(&batch));
                         }
                     }
                     None => {
@@ -626,12 +626,11 @@ impl ConnectionTask {
     }
 
     fn frame_error(&mut self, e: FrameError) {
-        if let FrameError::BlockTooLarge { header, .. } = &e {
-            if header.flags & 1 == 1 {
-                if let Some(waiter) = self.pending.pop_front() {
-                    let _ = waiter.send(Err(Error::Protocol(e.clone())));
-                }
-            }
+        if let FrameError::BlockTooLarge { header, .. } = &e
+            && header.flags & 1 == 1
+            && let Some(waiter) = self.pending.pop_front()
+        {
+            let _ = waiter.send(Err(Error::Protocol(e.clone())));
         }
         self.broadcast(&Event::ProtocolError(e));
     }

@@ -37,7 +37,7 @@ macro_rules! tmux_id {
             ///
             /// Returns `None` for anything else, including numbers that do not fit a `u32`.
             pub fn from_bytes(bytes: &[u8]) -> Option<Self> {
-                let digits = bytes.strip_prefix(&[$sigil as u8])?;
+                let digits = bytes.strip_prefix(&[Self::SIGIL as u8])?;
                 parse_u32(digits).map($name)
             }
         }

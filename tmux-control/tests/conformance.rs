@@ -260,10 +260,10 @@ fn decoded_pane_output_equals_the_recorded_stream() {
         let expected = std::fs::read(root.join(format!("{name}.pane0.bin"))).unwrap();
         let mut got = Vec::new();
         for frame in decode_all(&data, Mode::Plain, 4096) {
-            if let Frame::Notification(Notification::Output { pane, data }) = frame {
-                if pane.0 == 0 {
-                    got.extend_from_slice(&data);
-                }
+            if let Frame::Notification(Notification::Output { pane, data }) = frame
+                && pane.0 == 0
+            {
+                got.extend_from_slice(&data);
             }
         }
         assert_eq!(got.len(), expected.len(), "{name}: length");

@@ -381,12 +381,12 @@ impl Decoder {
     /// yet (it opened a block or became body).
     fn process_line(&mut self, line: Bytes) -> Option<Result<Frame, FrameError>> {
         if let Some(block) = &mut self.block {
-            if line.first() == Some(&b'%') && line.get(1) == Some(&b'e') {
-                if let Some((kind @ (Guard::End | Guard::Error), header)) = parse::guard(&line) {
-                    if header == block.header {
-                        return self.close_block(kind == Guard::Error);
-                    }
-                }
+            if line.first() == Some(&b'%')
+                && line.get(1) == Some(&b'e')
+                && let Some((kind @ (Guard::End | Guard::Error), header)) = parse::guard(&line)
+                && header == block.header
+            {
+                return self.close_block(kind == Guard::Error);
             }
             block.size = block.size.saturating_add(line.len() as u64);
             if !block.overflowed {
@@ -402,16 +402,16 @@ impl Decoder {
         if line.first() != Some(&b'%') {
             return Some(Ok(Frame::Stray(line)));
         }
-        if line.starts_with(b"%begin ") {
-            if let Some((Guard::Begin, header)) = parse::guard(&line) {
-                self.block = Some(OpenBlock {
-                    header,
-                    body: Vec::new(),
-                    size: 0,
-                    overflowed: false,
-                });
-                return None;
-            }
+        if line.starts_with(b"%begin ")
+            && let Some((Guard::Begin, header)) = parse::guard(&line)
+        {
+            self.block = Some(OpenBlock {
+                header,
+                body: Vec::new(),
+                size: 0,
+                overflowed: false,
+            });
+            return None;
         }
         Some(match parse::notification(&line) {
             Ok(n) => {
