@@ -1,10 +1,10 @@
 //! One persistent control-mode connection: the task that owns the `tmux -C`
 //! child, and the cheap handle that talks to it.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
@@ -13,7 +13,9 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::command::{Command, CommandLine};
 use crate::error::{Closed, Error, Result};
-use crate::proto::{DecodeError, Decoder, Frame, FrameError, Notification, Reply};
+use crate::ids::{PaneId, SessionId};
+use crate::pane::{DEFAULT_PANE_LOG, PaneEnd, PaneLog, PaneOutput};
+use crate::proto::{DecodeError, Decoder, Frame, FrameError, Notification, Reply, layout_panes};
 use crate::server::Server;
 
 /// How long a closing connection waits for tmux to finish before killing the
@@ -62,6 +64,9 @@ pub struct ConnectOptions {
     session: String,
     create: bool,
     size: Option<(u16, u16)>,
+    pause_after: Option<u32>,
+    pane_log: usize,
+    observer: bool,
 }
 
 /// The session a connection attaches to when none is named.
@@ -73,6 +78,9 @@ impl Default for ConnectOptions {
             session: DEFAULT_SESSION.to_owned(),
             create: true,
             size: None,
+            pause_after: Some(DEFAULT_PAUSE_AFTER),
+            pane_log: DEFAULT_PANE_LOG,
+            observer: false,
         }
     }
 }
@@ -98,6 +106,22 @@ impl ConnectOptions {
         self
     }
 
+    /// Flow control: tmux pauses a pane's output to this connection once it
+    /// is `seconds` behind (`pause-after`), and the connection resumes it at
+    /// once, reporting the loss ([`PaneChunk::Lost`](crate::PaneChunk)).
+    /// `None` turns it off: tmux then throttles the pane's program instead.
+    /// Default: [`DEFAULT_PAUSE_AFTER`] seconds.
+    pub fn pause_after(mut self, seconds: Option<u32>) -> Self {
+        self.pause_after = seconds;
+        self
+    }
+
+    /// Bytes of output kept per followed pane (default 4 MiB).
+    pub fn pane_log(mut self, bytes: usize) -> Self {
+        self.pane_log = bytes;
+        self
+    }
+
     /// The session name in force.
     pub fn session_name(&self) -> &str {
         &self.session
@@ -114,14 +138,32 @@ impl ConnectOptions {
             }
         } else {
             argv.extend(["attach-session", "-t"].map(String::from));
-            // `=` asks for an exact match, never a prefix of another name.
-            argv.push(format!("={}", self.session));
+            // `=` asks for an exact match, never a prefix of another name;
+            // a session id (`$3`) is exact already.
+            if self.session.starts_with('$') {
+                argv.push(self.session.clone());
+            } else {
+                argv.push(format!("={}", self.session));
+            }
+        }
+        if self.observer {
+            // Observers must never change a window's size.
+            argv.extend(["-f".into(), "ignore-size".into()]);
         }
         Ok(argv)
     }
 }
 
+/// Default `pause-after` in seconds.
+pub const DEFAULT_PAUSE_AFTER: u32 = 10;
+
 fn validate_session_name(name: &str) -> Result<()> {
+    if let Some(digits) = name.strip_prefix('$')
+        && !digits.is_empty()
+        && digits.bytes().all(|b| b.is_ascii_digit())
+    {
+        return Ok(());
+    }
     let bad = name.is_empty()
         || name.ends_with(';')
         || name.starts_with('-')
@@ -183,13 +225,52 @@ struct Shared {
     closed: OnceLock<Arc<Closed>>,
     closed_tx: watch::Sender<bool>,
     server: String,
+    address: Server,
+    options: ConnectOptions,
+    /// Panes followed through this connection.
+    panes: Mutex<HashMap<PaneId, Weak<PaneLog>>>,
+    /// The session this connection is attached to.
+    session: Mutex<Option<SessionId>>,
+    /// Observer connections for panes of other sessions (main connection only).
+    observers: tokio::sync::Mutex<HashMap<SessionId, Tmux>>,
+    /// Whether the pane-state subscriptions were added.
+    state_subscribed: std::sync::atomic::AtomicBool,
 }
 
 impl Shared {
     fn closed(&self) -> Arc<Closed> {
         self.closed.get().cloned().unwrap_or_default()
     }
+
+    fn set_session(&self, id: SessionId) {
+        *self.session.lock().unwrap_or_else(|e| e.into_inner()) = Some(id);
+    }
+
+    fn session(&self) -> Option<SessionId> {
+        *self.session.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn followed(&self, pane: PaneId) -> Option<Arc<PaneLog>> {
+        let panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        panes.get(&pane).and_then(Weak::upgrade)
+    }
+
+    fn all_followed(&self) -> Vec<Arc<PaneLog>> {
+        let mut panes = self.panes.lock().unwrap_or_else(|e| e.into_inner());
+        panes.retain(|_, w| w.strong_count() > 0);
+        panes.values().filter_map(Weak::upgrade).collect()
+    }
 }
+
+/// Names of the subscriptions that keep followed panes' state fresh, and
+/// the format each one watches (one field each, so no separator is needed).
+const STATE_SUBSCRIPTIONS: &[(&str, &str)] = &[
+    ("tmux-control-dead", "#{pane_dead} #{pane_dead_status}"),
+    ("tmux-control-cmd", "#{pane_current_command}"),
+    ("tmux-control-path", "#{pane_current_path}"),
+    ("tmux-control-title", "#{pane_title}"),
+    ("tmux-control-mode", "#{pane_in_mode} #{alternate_on}"),
+];
 
 /// A handle to one persistent `tmux -C` connection. Cheap to clone; any
 /// number of tasks may send commands at once (they are pipelined). The
@@ -252,6 +333,12 @@ impl Tmux {
             closed: OnceLock::new(),
             closed_tx,
             server: server.describe(),
+            address: server.clone(),
+            options: options.clone(),
+            panes: Mutex::new(HashMap::new()),
+            session: Mutex::new(None),
+            observers: tokio::sync::Mutex::new(HashMap::new()),
+            state_subscribed: std::sync::atomic::AtomicBool::new(false),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
         let task = ConnectionTask {
@@ -262,13 +349,29 @@ impl Tmux {
             ready: Some(ready_tx),
             exit_reason: None,
             stderr_buf: Vec::new(),
+            write_tx: None,
         };
         tokio::spawn(task.run(child, stdin, stdout, stderr));
         match ready_rx.await {
-            Ok(Ok(())) => Ok(Tmux { tx, shared }),
-            Ok(Err(e)) => Err(e),
-            Err(_) => Err(Error::Closed(shared.closed())),
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => return Err(e),
+            Err(_) => return Err(Error::Closed(shared.closed())),
         }
+        let tmux = Tmux { tx, shared };
+        if let Some(seconds) = options.pause_after {
+            tmux.expect_ok(format!("refresh-client -f pause-after={seconds}"))
+                .await?;
+        }
+        let session = tmux.expect_ok("display-message -p '#{session_id}'").await?;
+        let session = session
+            .first()
+            .and_then(|l| SessionId::from_bytes(l))
+            .ok_or_else(|| Error::UnexpectedReply {
+                command: "display-message".into(),
+                detail: "no session id".into(),
+            })?;
+        tmux.shared.set_session(session);
+        Ok(tmux)
     }
 
     /// Runs a typed command and returns its typed result.
@@ -303,6 +406,91 @@ impl Tmux {
             Ok(result) => result,
             Err(_) => Err(Error::Closed(self.shared.closed())),
         }
+    }
+
+    /// Sends a line and returns the body, or the error tmux gave.
+    async fn expect_ok(&self, line: impl Into<Vec<u8>>) -> Result<Vec<Bytes>> {
+        let line = line.into();
+        let name =
+            String::from_utf8_lossy(line.split(|&b| b == b' ').next().unwrap_or(&[])).into_owned();
+        crate::command::ok_body(&name, self.send(line).await?)
+    }
+
+    /// The session this connection is attached to.
+    pub fn attached_session(&self) -> Option<SessionId> {
+        self.shared.session()
+    }
+
+    /// Follows a pane's output, in any session of the server.
+    ///
+    /// tmux sends a pane's output only to control clients attached to a
+    /// session that contains it. For a pane in another session the library
+    /// attaches an observer connection to that session (with
+    /// `ignore-size`, so it never changes a window's size) and routes its
+    /// output here. Everything the pane writes after this returns is
+    /// captured: create waits and streams from the returned handle before
+    /// acting on the pane.
+    pub async fn follow(&self, pane: PaneId) -> Result<PaneOutput> {
+        let body = self
+            .expect_ok(format!(
+                "display-message -p -t {pane} '#{{session_id}} #{{window_id}}'"
+            ))
+            .await?;
+        let line = body
+            .first()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .unwrap_or_default();
+        let mut parts = line.split(' ');
+        let (Some(session), Some(window)) = (
+            parts.next().and_then(|s| s.parse::<SessionId>().ok()),
+            parts.next().and_then(|w| w.parse().ok()),
+        ) else {
+            return Err(Error::UnexpectedReply {
+                command: "display-message".into(),
+                detail: format!("cannot read the session and window of {pane} from {line:?}"),
+            });
+        };
+        let conn = if self.shared.session() == Some(session) {
+            self.clone()
+        } else {
+            self.observer(session).await?
+        };
+        conn.ensure_state_subscriptions().await?;
+        let mut panes = conn.shared.panes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(log) = panes.get(&pane).and_then(Weak::upgrade) {
+            return Ok(PaneOutput::new(log));
+        }
+        let log = PaneLog::new(pane, conn.shared.options.pane_log, Some(window));
+        panes.insert(pane, Arc::downgrade(&log));
+        Ok(PaneOutput::new(log))
+    }
+
+    async fn observer(&self, session: SessionId) -> Result<Tmux> {
+        let mut observers = self.shared.observers.lock().await;
+        if let Some(o) = observers.get(&session)
+            && !o.is_closed()
+        {
+            return Ok(o.clone());
+        }
+        let mut options = self.shared.options.clone();
+        options.session = session.to_string();
+        options.create = false;
+        options.size = None;
+        options.observer = true;
+        let o = Box::pin(Tmux::connect_with(&self.shared.address, options)).await?;
+        observers.insert(session, o.clone());
+        Ok(o)
+    }
+
+    async fn ensure_state_subscriptions(&self) -> Result<()> {
+        if self.shared.state_subscribed.swap(true, Ordering::AcqRel) {
+            return Ok(());
+        }
+        for (name, format) in STATE_SUBSCRIPTIONS {
+            self.expect_ok(format!("refresh-client -B '{name}:%*:{format}'"))
+                .await?;
+        }
+        Ok(())
     }
 
     /// Subscribes to every [`Event`] from now on, with the default queue
@@ -447,14 +635,30 @@ impl Subscription {
     }
 }
 
+/// Who gets the next flags-1 reply.
+enum Waiter {
+    /// A caller of [`Tmux::send`]; `true` for `refresh-client -A`, whose
+    /// reply body carries `%pause`/`%continue` lines in tmux up to 3.7.
+    Caller(oneshot::Sender<Result<Reply>>, bool),
+    /// A command the connection sent itself; the reply is ignored (but
+    /// scanned like a `refresh-client -A` reply when `true`).
+    Ignore(bool),
+    /// `list-panes -a`: followed panes missing from the answer are gone.
+    PaneCheck,
+}
+
+/// The format of the pane check: one pane id per line.
+const PANE_CHECK: &str = "list-panes -a -F '#{pane_id}'";
+
 struct ConnectionTask {
     rx: mpsc::UnboundedReceiver<Message>,
-    pending: VecDeque<oneshot::Sender<Result<Reply>>>,
+    pending: VecDeque<Waiter>,
     subscribers: Vec<Subscriber>,
     shared: Arc<Shared>,
     ready: Option<oneshot::Sender<Result<()>>>,
     exit_reason: Option<String>,
     stderr_buf: Vec<u8>,
+    write_tx: Option<mpsc::UnboundedSender<Bytes>>,
 }
 
 impl ConnectionTask {
@@ -469,7 +673,7 @@ impl ConnectionTask {
         // reading stdout (tmux blocks on a full stdout pipe).
         let (write_tx, write_rx) = mpsc::unbounded_channel::<Bytes>();
         let writer = tokio::spawn(write_loop(stdin, write_rx));
-        let mut write_tx = Some(write_tx);
+        self.write_tx = Some(write_tx);
 
         let mut decoder = Decoder::new();
         let mut buf = BytesMut::with_capacity(64 * 1024);
@@ -501,7 +705,7 @@ impl ConnectionTask {
                             self.accept(more, &mut batch);
                         }
                         if !batch.is_empty()
-                            && let Some(w) = &write_tx
+                            && let Some(w) = &self.write_tx
                         {
                             let _ = w.send(Bytes::copy_from_slice(&batch));
                         }
@@ -510,7 +714,7 @@ impl ConnectionTask {
                         // Every handle is gone: close stdin, which makes
                         // tmux detach us; keep reading until EOF.
                         requests_open = false;
-                        write_tx = None;
+                        self.write_tx = None;
                         shutting_down = true;
                         deadline.as_mut().reset(tokio::time::Instant::now() + SHUTDOWN_GRACE);
                     }
@@ -531,7 +735,7 @@ impl ConnectionTask {
         if let Err(e) = decoder.finish() {
             self.broadcast(&Event::ProtocolError(e));
         }
-        drop(write_tx);
+        self.write_tx = None;
         writer.abort();
         // stdout is closed: the client is exiting. Collect its status, but
         // never hang on it.
@@ -561,7 +765,12 @@ impl ConnectionTask {
             let _ = ready.send(Err(Error::Closed(closed.clone())));
         }
         for waiter in self.pending.drain(..) {
-            let _ = waiter.send(Err(Error::Closed(closed.clone())));
+            if let Waiter::Caller(tx, _) = waiter {
+                let _ = tx.send(Err(Error::Closed(closed.clone())));
+            }
+        }
+        for log in self.shared.all_followed() {
+            log.end(PaneEnd::ConnectionClosed(closed.clone()));
         }
         // Requests that raced with the close.
         self.rx.close();
@@ -579,7 +788,8 @@ impl ConnectionTask {
             Message::Request { line, reply } => {
                 batch.extend_from_slice(&line);
                 batch.push(b'\n');
-                self.pending.push_back(reply);
+                let rescan = is_refresh_a(&line);
+                self.pending.push_back(Waiter::Caller(reply, rescan));
             }
             Message::Subscribe(s) => self.subscribers.push(s),
         }
@@ -597,13 +807,21 @@ impl ConnectionTask {
 
     fn frame(&mut self, frame: Frame) {
         match frame {
-            Frame::Reply(reply) if reply.flags & 1 == 1 => {
-                if let Some(waiter) = self.pending.pop_front() {
-                    let _ = waiter.send(Ok(reply));
-                } else {
-                    self.broadcast(&Event::Unsolicited(reply));
+            Frame::Reply(reply) if reply.flags & 1 == 1 => match self.pending.pop_front() {
+                Some(Waiter::Caller(tx, rescan)) => {
+                    if rescan {
+                        self.flow_lines(&reply);
+                    }
+                    let _ = tx.send(Ok(reply));
                 }
-            }
+                Some(Waiter::Ignore(rescan)) => {
+                    if rescan {
+                        self.flow_lines(&reply);
+                    }
+                }
+                Some(Waiter::PaneCheck) => self.pane_check(&reply),
+                None => self.broadcast(&Event::Unsolicited(reply)),
+            },
             Frame::Reply(reply) => {
                 if let Some(ready) = self.ready.take() {
                     let result = crate::command::ok_body("attach", reply.clone()).map(drop);
@@ -612,11 +830,7 @@ impl ConnectionTask {
                 self.broadcast(&Event::Unsolicited(reply));
             }
             Frame::Notification(n) => {
-                if let Notification::Exit { reason } = &n {
-                    self.exit_reason = reason
-                        .as_ref()
-                        .map(|r| String::from_utf8_lossy(r).into_owned());
-                }
+                self.track(&n);
                 self.broadcast(&Event::Notification(n));
             }
             Frame::Stray(line) => self.broadcast(&Event::Stray(line)),
@@ -628,15 +842,159 @@ impl ConnectionTask {
     fn frame_error(&mut self, e: FrameError) {
         if let FrameError::BlockTooLarge { header, .. } = &e
             && header.flags & 1 == 1
-            && let Some(waiter) = self.pending.pop_front()
+            && let Some(Waiter::Caller(tx, _)) = self.pending.pop_front()
         {
-            let _ = waiter.send(Err(Error::Protocol(e.clone())));
+            let _ = tx.send(Err(Error::Protocol(e.clone())));
         }
         self.broadcast(&Event::ProtocolError(e));
     }
 
+    /// tmux up to 3.7 writes the `%pause`/`%continue` caused by
+    /// `refresh-client -A` inside that command's reply; handle and publish
+    /// them as the notifications they are.
+    fn flow_lines(&mut self, reply: &Reply) {
+        for line in &reply.body {
+            if (line.starts_with(b"%pause %") || line.starts_with(b"%continue %"))
+                && let Ok(n) = crate::proto::parse_notification_line(line)
+            {
+                self.track(&n);
+                self.broadcast(&Event::Notification(n));
+            }
+        }
+    }
+
+    /// Sends a command of the connection's own.
+    fn internal(&mut self, line: String, waiter: Waiter) {
+        if let Some(w) = &self.write_tx {
+            let mut bytes = line.into_bytes();
+            bytes.push(b'\n');
+            if w.send(Bytes::from(bytes)).is_ok() {
+                self.pending.push_back(waiter);
+            }
+        }
+    }
+
+    /// Keeps followed panes and connection state up to date.
+    fn track(&mut self, n: &Notification) {
+        use Notification as N;
+        match n {
+            N::Output { pane, data } | N::ExtendedOutput { pane, data, .. } => {
+                if let Some(log) = self.shared.followed(*pane) {
+                    log.append(data);
+                }
+            }
+            N::Pause { pane } => {
+                if let Some(log) = self.shared.followed(*pane) {
+                    log.mark_lost();
+                }
+                // Everything is consumed as it arrives, so resume at once.
+                self.internal(
+                    format!("refresh-client -A '{pane}:continue'"),
+                    Waiter::Ignore(true),
+                );
+            }
+            N::Exit { reason } => {
+                self.exit_reason = reason
+                    .as_ref()
+                    .map(|r| String::from_utf8_lossy(r).into_owned());
+            }
+            N::SessionChanged { session, .. } => self.shared.set_session(*session),
+            N::LayoutChange { window, layout, .. } => {
+                let Some(panes) = layout_panes(layout) else {
+                    return;
+                };
+                let mut vanished = false;
+                for log in self.shared.all_followed() {
+                    if panes.contains(&log.pane()) {
+                        log.update_state(|s| {
+                            s.window = Some(*window);
+                            s.layout_generation += 1;
+                        });
+                    } else if log.window() == Some(*window) {
+                        vanished = true;
+                    }
+                }
+                if vanished {
+                    self.internal(PANE_CHECK.to_owned(), Waiter::PaneCheck);
+                }
+            }
+            N::WindowClose { window } | N::UnlinkedWindowClose { window }
+                if self
+                    .shared
+                    .all_followed()
+                    .iter()
+                    .any(|l| l.window() == Some(*window)) =>
+            {
+                self.internal(PANE_CHECK.to_owned(), Waiter::PaneCheck);
+            }
+            N::SubscriptionChanged {
+                name,
+                pane: Some(pane),
+                value,
+                ..
+            } if name.starts_with(b"tmux-control-") => {
+                if let Some(log) = self.shared.followed(*pane) {
+                    apply_state(&log, name, value);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Ends the logs of followed panes that `list-panes -a` no longer shows.
+    fn pane_check(&mut self, reply: &Reply) {
+        if reply.error {
+            return;
+        }
+        let alive: Vec<PaneId> = reply
+            .body
+            .iter()
+            .filter_map(|l| PaneId::from_bytes(l))
+            .collect();
+        for log in self.shared.all_followed() {
+            if !alive.contains(&log.pane()) && !log.is_ended() {
+                log.end(PaneEnd::Gone);
+            }
+        }
+    }
+
     fn broadcast(&mut self, event: &Event) {
         self.subscribers.retain(|s| s.deliver(event));
+    }
+}
+
+/// `refresh-client … -A …`: its reply may hold flow-control lines.
+fn is_refresh_a(line: &[u8]) -> bool {
+    line.starts_with(b"refresh-client") && memchr::memmem::find(line, b" -A").is_some()
+}
+
+/// Applies one of the [`STATE_SUBSCRIPTIONS`] values to a followed pane.
+fn apply_state(log: &PaneLog, name: &[u8], value: &[u8]) {
+    let text = String::from_utf8_lossy(value).into_owned();
+    let nonempty = |t: &str| (!t.is_empty()).then(|| t.to_owned());
+    match name {
+        b"tmux-control-dead" => {
+            let mut parts = text.split(' ');
+            let dead = parts.next() == Some("1");
+            let status = parts.next().and_then(|s| s.parse().ok());
+            log.update_state(|s| {
+                s.dead = dead;
+                s.exit_status = if dead { status } else { None };
+            });
+        }
+        b"tmux-control-cmd" => log.update_state(|s| s.current_command = nonempty(&text)),
+        b"tmux-control-path" => log.update_state(|s| s.current_path = nonempty(&text)),
+        b"tmux-control-title" => log.update_state(|s| s.title = nonempty(&text)),
+        b"tmux-control-mode" => {
+            let mut parts = text.split(' ');
+            let in_mode = parts.next() == Some("1");
+            let alternate = parts.next() == Some("1");
+            log.update_state(|s| {
+                s.in_mode = in_mode;
+                s.alternate_screen = alternate;
+            });
+        }
+        _ => {}
     }
 }
 

@@ -27,12 +27,20 @@ pub mod command;
 mod connection;
 mod error;
 mod ids;
+mod pane;
 pub mod proto;
 mod server;
+mod text;
 
 pub use connection::{
-    ConnectOptions, DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
+    ConnectOptions, DEFAULT_PAUSE_AFTER, DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event,
+    Subscription, Tmux,
 };
+pub use pane::{
+    DEFAULT_PANE_LOG, Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
+    PaneStream, Pattern, WaitError,
+};
+pub use text::PlainText;
 pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};

@@ -172,10 +172,15 @@ async fn a_subscriber_that_never_reads_delays_nobody() {
         let mut output_bytes = 0usize;
         while output_bytes < 100_000 {
             match reader.recv().await.unwrap() {
-                Event::Notification(tmux_control::proto::Notification::Output { data, .. }) => {
+                // With pause-after (on by default) output arrives as %extended-output.
+                Event::Notification(
+                    tmux_control::proto::Notification::Output { data, .. }
+                    | tmux_control::proto::Notification::ExtendedOutput { data, .. },
+                ) => {
                     output_bytes += data.len();
                 }
                 Event::Gap { missed } => panic!("the reading subscriber missed {missed} events"),
+                Event::Closed(c) => panic!("the connection closed: {c}"),
                 _ => {}
             }
         }

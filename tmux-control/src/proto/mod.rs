@@ -44,9 +44,32 @@ mod decode;
 mod encode;
 mod escape;
 mod frame;
+mod layout;
 mod parse;
 
 pub use decode::{DecodeError, Decoder, FrameError, Limits, Mode};
 pub use encode::{EncodeError, Encoder};
 pub use escape::{EscapeError, escape_output, unescape_output, unescape_output_bytes};
 pub use frame::{Frame, Notification, Reply, ReplyHeader};
+pub use layout::layout_panes;
+
+/// Parses one notification line (without its terminator), as the decoder
+/// would outside a reply block. For lines found inside reply bodies, such
+/// as the `%pause` tmux writes into a `refresh-client -A` reply.
+///
+/// ```
+/// use tmux_control::proto::{parse_notification_line, Notification};
+/// use tmux_control::PaneId;
+/// let n = parse_notification_line(b"%pause %4").unwrap();
+/// assert_eq!(n, Notification::Pause { pane: PaneId(4) });
+/// ```
+pub fn parse_notification_line(line: &[u8]) -> Result<Notification, FrameError> {
+    let line = bytes::Bytes::copy_from_slice(line);
+    if line.first() != Some(&b'%') {
+        return Err(FrameError::Malformed {
+            line,
+            reason: "a notification starts with %",
+        });
+    }
+    parse::notification(&line).map_err(|reason| FrameError::Malformed { line, reason })
+}
