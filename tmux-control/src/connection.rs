@@ -458,11 +458,11 @@ impl Tmux {
         conn.ensure_state_subscriptions().await?;
         let mut panes = conn.shared.panes.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(log) = panes.get(&pane).and_then(Weak::upgrade) {
-            return Ok(PaneOutput::new(log));
+            return Ok(PaneOutput::new(log, self.clone()));
         }
         let log = PaneLog::new(pane, conn.shared.options.pane_log, Some(window));
         panes.insert(pane, Arc::downgrade(&log));
-        Ok(PaneOutput::new(log))
+        Ok(PaneOutput::new(log, self.clone()))
     }
 
     async fn observer(&self, session: SessionId) -> Result<Tmux> {

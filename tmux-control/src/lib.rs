@@ -38,7 +38,7 @@ pub use connection::{
 };
 pub use pane::{
     DEFAULT_PANE_LOG, Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
-    PaneStream, Pattern, WaitError,
+    PaneStream, Pattern, Screen, WaitError,
 };
 pub use text::PlainText;
 pub use error::{Closed, Error, Result};

@@ -97,6 +97,8 @@ pub(crate) struct PaneLog {
     inner: Mutex<LogInner>,
     /// Bumped on every change; readers wait on it.
     changed: watch::Sender<u64>,
+    /// The last screen capture and what it is valid for.
+    screen: Mutex<Option<(ScreenKey, Vec<String>)>>,
 }
 
 #[derive(Debug)]
@@ -128,7 +130,12 @@ impl PaneLog {
                 },
             }),
             changed,
+            screen: Mutex::new(None),
         })
+    }
+
+    fn screen_cache(&self) -> MutexGuard<'_, Option<(ScreenKey, Vec<String>)>> {
+        self.screen.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn lock(&self) -> MutexGuard<'_, LogInner> {
@@ -279,11 +286,68 @@ enum ReadAt {
 #[derive(Debug, Clone)]
 pub struct PaneOutput {
     log: Arc<PaneLog>,
+    tmux: crate::Tmux,
 }
 
+/// A pane's visible screen, as `capture-pane` renders it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Screen {
+    /// The lines of the screen, top to bottom, without escape sequences.
+    pub lines: Vec<String>,
+    /// The output offset the capture reflects (at least).
+    pub offset: u64,
+    /// `true` when nothing changed since the previous capture, so no tmux
+    /// round trip was made.
+    pub cached: bool,
+}
+
+/// What a cached screen is valid for: output offset, layout generation, mode.
+type ScreenKey = (u64, u64, bool);
+
 impl PaneOutput {
-    pub(crate) fn new(log: Arc<PaneLog>) -> Self {
-        Self { log }
+    pub(crate) fn new(log: Arc<PaneLog>, tmux: crate::Tmux) -> Self {
+        Self { log, tmux }
+    }
+
+    /// The pane's visible screen. Captured over the connection
+    /// (`capture-pane -p`) only when the pane wrote output, was resized or
+    /// changed mode since the last capture; otherwise the cached screen is
+    /// returned without a round trip.
+    pub async fn screen(&self) -> crate::Result<Screen> {
+        let key = {
+            let g = self.log.lock();
+            (g.end, g.state.layout_generation, g.state.in_mode)
+        };
+        if let Some((cached_key, lines)) = self.log.screen_cache().clone()
+            && cached_key == key
+        {
+            return Ok(Screen {
+                lines,
+                offset: key.0,
+                cached: true,
+            });
+        }
+        let reply = self
+            .tmux
+            .raw_line(format!("capture-pane -p -t {}", self.log.pane))
+            .await?;
+        let body = crate::command::ok_body("capture-pane", reply)?;
+        let lines: Vec<String> = body
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        *self.log.screen_cache() = Some((key, lines.clone()));
+        Ok(Screen {
+            lines,
+            offset: key.0,
+            cached: false,
+        })
+    }
+
+    /// The connection this pane is followed through.
+    pub fn tmux(&self) -> &crate::Tmux {
+        &self.tmux
     }
 
     /// The pane.
@@ -344,6 +408,16 @@ impl PaneOutput {
     pub fn expect(&self, pattern: Pattern) -> Expect {
         Expect {
             stream: self.stream(),
+            pattern,
+        }
+    }
+
+    /// Like [`PaneOutput::expect`], searching from absolute offset `from`
+    /// (for example a [`Match::resume_offset`] or an earlier
+    /// [`PaneOutput::end_offset`]), so a series of waits misses nothing.
+    pub fn expect_from(&self, pattern: Pattern, from: u64) -> Expect {
+        Expect {
+            stream: self.stream_from(from),
             pattern,
         }
     }

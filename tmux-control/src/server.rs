@@ -27,6 +27,8 @@ pub struct Server {
     config: Option<PathBuf>,
     env_remove: Vec<OsString>,
     env: Vec<(OsString, OsString)>,
+    /// Set for a server reached over ssh: the tmux program on the remote host.
+    remote_tmux: Option<String>,
 }
 
 /// The socket part of a [`Server`].
@@ -50,6 +52,7 @@ impl Server {
             // nothing should be routed to the outer server by accident.
             env_remove: vec!["TMUX".into(), "TMUX_PANE".into()],
             env: Vec::new(),
+            remote_tmux: None,
         }
     }
 
@@ -94,6 +97,31 @@ impl Server {
         Ok(s)
     }
 
+    /// The same server address on another host, reached with
+    /// `ssh -T <ssh_args…> 'tmux -u -C …'`. `ssh_args` end with the
+    /// destination and may carry options before it (`-p`, `-i`, `-o`, …);
+    /// login must work without a prompt (keys or an agent). Every API works
+    /// the same over the ssh stream.
+    ///
+    /// ```
+    /// use tmux_control::Server;
+    /// let s = Server::named("work").over_ssh(["-p", "2222", "me@build-host"]);
+    /// assert_eq!(s.describe(), "ssh -T -o BatchMode=yes -p 2222 me@build-host tmux -L work");
+    /// ```
+    pub fn over_ssh<I, S>(mut self, ssh_args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<OsString>,
+    {
+        let remote = self.program.to_string_lossy().into_owned();
+        self.remote_tmux = Some(remote);
+        self.program = "ssh".into();
+        let mut prefix: Vec<OsString> = vec!["-T".into(), "-o".into(), "BatchMode=yes".into()];
+        prefix.extend(ssh_args.into_iter().map(Into::into));
+        self.prefix = prefix;
+        self
+    }
+
     /// Uses another tmux binary (default: `tmux` from `PATH`).
     pub fn program(mut self, program: impl Into<OsString>) -> Self {
         self.program = program.into();
@@ -126,6 +154,9 @@ impl Server {
     pub fn describe(&self) -> String {
         let mut parts = vec![self.program.to_string_lossy().into_owned()];
         parts.extend(self.prefix.iter().map(|a| a.to_string_lossy().into_owned()));
+        if let Some(remote) = &self.remote_tmux {
+            parts.push(remote.clone());
+        }
         parts.extend(self.tmux_args());
         parts.join(" ")
     }
@@ -134,11 +165,27 @@ impl Server {
     /// (used for one-off commands such as `kill-server`, never per call).
     pub(crate) fn command(&self, args: &[&str]) -> tokio::process::Command {
         let mut cmd = tokio::process::Command::new(&self.program);
-        cmd.args(&self.prefix).args(self.tmux_args());
+        cmd.args(&self.prefix);
+        let mut tmux: Vec<OsString> = self.tmux_args().into_iter().map(Into::into).collect();
         if let Some(conf) = &self.config {
-            cmd.arg("-f").arg(conf);
+            tmux.push("-f".into());
+            tmux.push(conf.into());
         }
-        cmd.arg("-u").args(args);
+        tmux.push("-u".into());
+        tmux.extend(args.iter().map(Into::into));
+        match &self.remote_tmux {
+            // ssh hands the remote shell one string: quote every word for it.
+            Some(remote) => {
+                let words: Vec<String> = std::iter::once(remote.clone())
+                    .chain(tmux.iter().map(|a| a.to_string_lossy().into_owned()))
+                    .map(|w| shell_quote(&w))
+                    .collect();
+                cmd.arg(words.join(" "));
+            }
+            None => {
+                cmd.args(tmux);
+            }
+        }
         for key in &self.env_remove {
             cmd.env_remove(key);
         }
@@ -151,6 +198,18 @@ impl Server {
     pub(crate) fn program_name(&self) -> String {
         self.program.to_string_lossy().into_owned()
     }
+}
+
+/// Quotes a word for a POSIX shell.
+fn shell_quote(word: &str) -> String {
+    if !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"-_=./:@%+,".contains(&b))
+    {
+        return word.to_owned();
+    }
+    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 static ISOLATED_COUNTER: AtomicU64 = AtomicU64::new(0);

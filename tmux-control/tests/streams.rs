@@ -454,3 +454,66 @@ impl Hash64 {
         self.state ^ self.len as u64
     }
 }
+
+/// A screen line showing `word` as printed output, not as the typed command.
+fn printed(lines: &[String], word: &str) -> bool {
+    lines.iter().any(|l| l.contains(word) && !l.contains("echo"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_live_screen_costs_no_round_trip_when_nothing_changed() {
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let tmux = Tmux::connect(iso.server()).await.unwrap();
+        let pane = window(&tmux, "tmux-control", "sh").await;
+        let out = tmux.follow(pane).await.unwrap();
+        let wait = out.expect(Pattern::literal("first-screen").unwrap());
+        ok(&tmux, format!("send-keys -t {pane} -l 'echo first-screen'")).await;
+        ok(&tmux, format!("send-keys -t {pane} Enter")).await;
+        wait.wait(Duration::from_secs(20)).await.unwrap();
+        out.wait_idle(Duration::from_millis(200), Duration::from_secs(20))
+            .await
+            .unwrap();
+        let a = out.screen().await.unwrap();
+        assert!(!a.cached);
+        assert!(printed(&a.lines, "first-screen"), "{a:?}");
+        let b = out.screen().await.unwrap();
+        assert!(
+            b.cached,
+            "nothing changed, yet the screen was captured again"
+        );
+        assert_eq!(a.lines, b.lines);
+        // New output invalidates the cache.
+        let wait = out.expect(Pattern::literal("second-screen").unwrap());
+        ok(
+            &tmux,
+            format!("send-keys -t {pane} -l 'echo second-screen'"),
+        )
+        .await;
+        ok(&tmux, format!("send-keys -t {pane} Enter")).await;
+        wait.wait(Duration::from_secs(20)).await.unwrap();
+        out.wait_idle(Duration::from_millis(200), Duration::from_secs(20))
+            .await
+            .unwrap();
+        let c = out.screen().await.unwrap();
+        assert!(!c.cached);
+        assert!(printed(&c.lines, "second-screen"), "{c:?}");
+        // So does a resize.
+        let _ = out.screen().await.unwrap();
+        ok(&tmux, format!("resize-window -t {pane} -x 60 -y 20")).await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        loop {
+            let d = out.screen().await.unwrap();
+            if !d.cached {
+                assert_eq!(d.lines.len(), 20);
+                break;
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "resize did not invalidate the screen"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await;
+}
