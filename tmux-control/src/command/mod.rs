@@ -2,13 +2,69 @@
 //! line and turns its reply into a typed result.
 //!
 //! Every argument is quoted for tmux's own command parser, so that tmux reads
-//! it back byte for byte (see [`CommandLine`]).
+//! it back byte for byte (see [`CommandLine`]), and escaped for tmux's format
+//! expansion where the command expands formats (see [`escape_format`]). No
+//! command ever writes more than one tmux command (one reply block), and
+//! none writes a raw LF, CR or NUL.
+//!
+//! | area | commands |
+//! |---|---|
+//! | sessions | [`NewSession`], [`ListSessions`], [`KillSession`], [`RenameSession`], [`HasSession`] |
+//! | windows | [`NewWindow`], [`ListWindows`], [`KillWindow`], [`RenameWindow`], [`SelectWindow`], [`ResizeWindow`] |
+//! | panes | [`SplitWindow`], [`ListPanes`], [`KillPane`], [`SelectPane`], [`ResizePane`], [`RespawnPane`], [`CapturePane`] |
+//! | input | [`SendKeys`] with [`Key`] |
+//! | paste buffers | [`SetBuffer`], [`ShowBuffer`], [`PasteBuffer`], [`DeleteBuffer`], [`ListBuffers`] |
+//! | options and environment | [`SetOption`], [`ShowOption`], [`SetEnvironment`], [`ShowEnvironment`] |
+//! | client and misc | [`RefreshClient`], [`WaitFor`], [`DisplayMessage`], [`Raw`] |
+//!
+//! ```
+//! use tmux_control::command::{CommandLine, NewSession, SendKeys, Key};
+//! use tmux_control::PaneId;
+//!
+//! let new = NewSession::new().session_name("work").size(120, 40);
+//! assert_eq!(
+//!     CommandLine::of(&new)?.to_string(),
+//!     "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}' -s 'work' -x 120 -y 40"
+//! );
+//! let keys = SendKeys::keys(PaneId(0), [Key::ctrl('c')?, Key::ENTER]);
+//! assert_eq!(CommandLine::of(&keys)?.to_string(), "send-keys -t %0 -- 'C-c' 'Enter'");
+//! # Ok::<(), tmux_control::Error>(())
+//! ```
 
+mod buffer;
+mod capture;
+mod client;
+pub(crate) mod format;
+mod keys;
 mod line;
+mod options;
+mod pane;
+mod raw;
+mod session;
+mod target;
+mod window;
 
+pub use buffer::{BufferInfo, DeleteBuffer, ListBuffers, PasteBuffer, SetBuffer, ShowBuffer};
+pub use capture::CapturePane;
+pub use client::{ClientFlag, DisplayMessage, PaneOutput, RefreshClient, Subscription, WaitFor};
+pub use format::{escape_format, unvis};
+pub use keys::{Key, NamedKey, SendKeys};
 pub use line::CommandLine;
+pub use options::{
+    EnvValue, OptionScope, OptionValue, SetEnvironment, SetOption, ShowEnvironment, ShowOption,
+};
+pub use pane::{
+    Direction, KillPane, ListPanes, PaneInfo, ResizePane, RespawnPane, SelectPane, SplitWindow,
+};
+pub use raw::Raw;
+pub use session::{HasSession, KillSession, ListSessions, NewSession, RenameSession, SessionInfo};
+pub use target::Target;
+pub use window::{
+    KillWindow, ListWindows, NewWindow, RenameWindow, ResizeWindow, SelectWindow, WindowInfo,
+};
 
 use crate::error::{Error, Result};
+use crate::ids::{PaneId, SessionId, WindowId};
 use crate::proto::Reply;
 
 /// One tmux command: how to write it and how to read its reply.
@@ -67,16 +123,260 @@ pub trait Command {
 /// ```
 pub fn ok_body(command: &str, reply: Reply) -> Result<Vec<bytes::Bytes>> {
     if reply.error {
-        let message = reply
-            .body
-            .iter()
-            .map(|l| String::from_utf8_lossy(l).into_owned())
-            .collect::<Vec<_>>()
-            .join("\n");
-        return Err(Error::Command {
-            command: command.to_owned(),
-            message,
-        });
+        return Err(command_error(command, &reply));
     }
     Ok(reply.body)
+}
+
+fn command_error(command: &str, reply: &Reply) -> Error {
+    let message = reply
+        .body
+        .iter()
+        .map(|l| String::from_utf8_lossy(l).into_owned())
+        .collect::<Vec<_>>()
+        .join("\n");
+    Error::Command {
+        command: command.to_owned(),
+        message,
+    }
+}
+
+/// Checks for success and ignores the body.
+fn unit(command: &str, reply: Reply) -> Result<()> {
+    ok_body(command, reply).map(drop)
+}
+
+fn unexpected(command: &str, detail: impl Into<String>) -> Error {
+    Error::UnexpectedReply {
+        command: command.to_owned(),
+        detail: detail.into(),
+    }
+}
+
+/// The ids of what `new-session`, `new-window` or `split-window` created.
+///
+/// ```
+/// use tmux_control::command::{Command, Created, NewWindow};
+/// use tmux_control::proto::Reply;
+/// use tmux_control::{PaneId, SessionId, WindowId};
+///
+/// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec!["$0 @3 %5".into()] };
+/// let created = NewWindow::new().parse(reply)?;
+/// assert_eq!(created, Created { session: SessionId(0), window: WindowId(3), pane: PaneId(5) });
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Created {
+    /// The session the new window or pane belongs to.
+    pub session: SessionId,
+    /// The new window, or the window the new pane is in.
+    pub window: WindowId,
+    /// The new pane (the first pane of a new window or session).
+    pub pane: PaneId,
+}
+
+/// The `-F` format given with `-P` to commands that create something.
+const CREATED_FORMAT: &str = "#{session_id} #{window_id} #{pane_id}";
+
+impl Created {
+    fn parse(command: &str, reply: Reply) -> Result<Self> {
+        let body = ok_body(command, reply)?;
+        let line = match body.as_slice() {
+            [line] => line,
+            _ => {
+                return Err(unexpected(
+                    command,
+                    format!("expected one line of ids, got {} lines", body.len()),
+                ));
+            }
+        };
+        let mut parts = line.split(|&b| b == b' ');
+        let ids = (
+            parts.next().and_then(format::session_id),
+            parts.next().and_then(WindowId::from_bytes),
+            parts.next().and_then(PaneId::from_bytes),
+            parts.next(),
+        );
+        match ids {
+            (Some(session), Some(window), Some(pane), None) => Ok(Created {
+                session,
+                window,
+                pane,
+            }),
+            _ => Err(unexpected(
+                command,
+                format!(
+                    "expected `$S @W %P`, got {:?}",
+                    String::from_utf8_lossy(line)
+                ),
+            )),
+        }
+    }
+}
+
+/// A size in cells or as a percentage of the available space (`-l 10`,
+/// `-l 30%`, `-x 50%`).
+///
+/// ```
+/// use tmux_control::command::{CommandLine, Size, SplitWindow};
+/// use tmux_control::PaneId;
+/// let split = SplitWindow::new().target(PaneId(0)).size(Size::Percent(30));
+/// assert!(CommandLine::of(&split)?.to_string().contains(" -l 30%"));
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// A number of cells (columns or lines).
+    Cells(u32),
+    /// A percentage, 0 to 100.
+    Percent(u8),
+}
+
+impl Size {
+    fn word(self) -> Result<String> {
+        match self {
+            Size::Cells(n) => Ok(n.to_string()),
+            Size::Percent(p) if p <= 100 => Ok(format!("{p}%")),
+            Size::Percent(p) => Err(Error::InvalidArgument(format!(
+                "a percentage must be at most 100, not {p}"
+            ))),
+        }
+    }
+}
+
+/// Environment variables for a new process (`-e NAME=VALUE`, repeatable).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Env(Vec<(String, Vec<u8>)>);
+
+impl Env {
+    fn push(&mut self, name: impl Into<String>, value: impl AsRef<[u8]>) {
+        self.0.push((name.into(), value.as_ref().to_vec()));
+    }
+
+    fn write(&self, line: &mut CommandLine) -> Result<()> {
+        for (name, value) in &self.0 {
+            check_env_name(name)?;
+            let mut pair = Vec::with_capacity(name.len() + 1 + value.len());
+            pair.extend_from_slice(name.as_bytes());
+            pair.push(b'=');
+            pair.extend_from_slice(value);
+            line.flag_arg("-e", pair)?;
+        }
+        Ok(())
+    }
+}
+
+fn check_env_name(name: &str) -> Result<()> {
+    if name.is_empty() || name.contains('=') || name.contains('\0') {
+        return Err(Error::InvalidArgument(format!(
+            "{name:?} is not an environment variable name (empty, or contains `=` or NUL)"
+        )));
+    }
+    Ok(())
+}
+
+/// Writes `--` and the shell command, when there is one.
+fn write_shell_command(command: Option<&Vec<u8>>, line: &mut CommandLine) -> Result<()> {
+    if let Some(command) = command {
+        line.end_of_flags().arg(command)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+pub(crate) mod test_util {
+    use bytes::Bytes;
+
+    use super::*;
+
+    /// The line a command encodes to, as text.
+    pub(crate) fn line(cmd: &impl Command) -> String {
+        CommandLine::of(cmd).unwrap().to_string()
+    }
+
+    pub(crate) fn ok(lines: &[&[u8]]) -> Reply {
+        Reply {
+            time: 1,
+            number: 2,
+            flags: 1,
+            error: false,
+            body: lines.iter().map(|l| Bytes::copy_from_slice(l)).collect(),
+        }
+    }
+
+    pub(crate) fn err(message: &str) -> Reply {
+        Reply {
+            time: 1,
+            number: 2,
+            flags: 1,
+            error: true,
+            body: vec![Bytes::copy_from_slice(message.as_bytes())],
+        }
+    }
+
+    /// Asserts an `UnexpectedReply` for `command`.
+    pub(crate) fn assert_unexpected<T: std::fmt::Debug>(r: Result<T>, command: &str) {
+        match r {
+            Err(Error::UnexpectedReply { command: c, .. }) => assert_eq!(c, command),
+            other => panic!("expected UnexpectedReply, got {other:?}"),
+        }
+    }
+
+    /// Asserts a `Command` error for `command`.
+    pub(crate) fn assert_command_error<T: std::fmt::Debug>(r: Result<T>, command: &str) {
+        match r {
+            Err(Error::Command { command: c, .. }) => assert_eq!(c, command),
+            other => panic!("expected Command error, got {other:?}"),
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::test_util::*;
+    use super::*;
+
+    #[test]
+    fn created_parses_and_rejects() {
+        let c = Created::parse("new-window", ok(&[b"$1 @2 %3"])).unwrap();
+        assert_eq!(c.session, SessionId(1));
+        assert_eq!(c.window, WindowId(2));
+        assert_eq!(c.pane, PaneId(3));
+        for bad in [
+            &[][..],
+            &[&b"$1 @2"[..]],
+            &[b"$1 @2 %3 x"],
+            &[b"@1 $2 %3"],
+            &[b"$1 @2 %3", b""],
+        ] {
+            assert_unexpected(Created::parse("new-window", ok(bad)), "new-window");
+        }
+        assert_command_error(
+            Created::parse("new-window", err("index in use")),
+            "new-window",
+        );
+    }
+
+    #[test]
+    fn env_and_size() {
+        let mut env = Env::default();
+        env.push("A", "1 2");
+        env.push("B", b"\n");
+        let mut l = CommandLine::new();
+        env.write(&mut l).unwrap();
+        assert_eq!(l.to_string(), r#"-e 'A=1 2' -e 'B='"\012""#);
+        for bad in ["", "A=B", "A\0"] {
+            let mut env = Env::default();
+            env.push(bad, "x");
+            assert!(matches!(
+                env.write(&mut CommandLine::new()),
+                Err(Error::InvalidArgument(_))
+            ));
+        }
+        assert_eq!(Size::Cells(5).word().unwrap(), "5");
+        assert_eq!(Size::Percent(100).word().unwrap(), "100%");
+        assert!(Size::Percent(101).word().is_err());
+    }
 }

@@ -202,6 +202,9 @@ pub struct Decoder {
     block: Option<OpenBlock>,
     /// Discarding the rest of an oversized line up to its LF.
     skipping: bool,
+    /// `-CC` before the introducer: discarding the rest of an oversized line
+    /// up to its LF or the introducer.
+    outside_skipping: bool,
     limits: Limits,
 }
 
@@ -226,6 +229,7 @@ impl Decoder {
             dcs: DcsState::Outside,
             block: None,
             skipping: false,
+            outside_skipping: false,
             limits: Limits::default(),
         }
     }
@@ -316,6 +320,7 @@ impl Decoder {
     /// stream left unfinished, and resets the decoder.
     pub fn finish(&mut self) -> Result<(), FrameError> {
         self.skipping = false;
+        self.outside_skipping = false;
         self.scanned = 0;
         let rest = self.buf.split().freeze();
         if let Some(block) = self.block.take() {
@@ -449,8 +454,32 @@ impl Decoder {
     fn dcs_outside(&mut self) -> Result<Option<Frame>, DecodeError> {
         let intro = memchr::memmem::find(&self.buf, DCS_START);
         let lf = memchr::memchr(b'\n', &self.buf[..intro.unwrap_or(self.buf.len())]);
+        let too_long = FrameError::LineTooLong {
+            limit: self.limits.max_line,
+        };
+        if self.outside_skipping {
+            // The rest of an oversized line: drop it up to its end, which is
+            // an LF or the introducer.
+            match (lf, intro) {
+                (Some(lf), _) => {
+                    let _ = self.buf.split_to(lf + 1);
+                }
+                (None, Some(i)) => {
+                    let _ = self.buf.split_to(i);
+                }
+                (None, None) => {
+                    self.keep_partial_introducer();
+                    return Err(DecodeError::Incomplete);
+                }
+            }
+            self.outside_skipping = false;
+            return Ok(None);
+        }
         if let Some(lf) = lf {
             let mut line = self.buf.split_to(lf + 1);
+            if lf > self.limits.max_line {
+                return Err(too_long.into());
+            }
             line.truncate(lf);
             if line.last() == Some(&b'\r') {
                 line.truncate(lf - 1);
@@ -463,20 +492,26 @@ impl Decoder {
                 self.dcs = DcsState::Inside;
                 Ok(Some(Frame::DcsStart))
             }
-            Some(i) => Ok(Some(Frame::Stray(self.buf.split_to(i).freeze()))),
-            None => {
-                if self.buf.len() > self.limits.max_line {
-                    // Keep a possible partial introducer at the end.
-                    let keep = DCS_START.len() - 1;
-                    let cut = self.buf.len() - keep;
-                    let _ = self.buf.split_to(cut);
-                    return Err(FrameError::LineTooLong {
-                        limit: self.limits.max_line,
-                    }
-                    .into());
-                }
-                Err(DecodeError::Incomplete)
+            Some(i) if i > self.limits.max_line => {
+                let _ = self.buf.split_to(i);
+                Err(too_long.into())
             }
+            Some(i) => Ok(Some(Frame::Stray(self.buf.split_to(i).freeze()))),
+            None if self.buf.len() > self.limits.max_line => {
+                self.keep_partial_introducer();
+                self.outside_skipping = true;
+                Err(too_long.into())
+            }
+            None => Err(DecodeError::Incomplete),
+        }
+    }
+
+    /// Drops all buffered bytes but those that may begin a DCS introducer.
+    fn keep_partial_introducer(&mut self) {
+        let keep = DCS_START.len() - 1;
+        if self.buf.len() > keep {
+            let cut = self.buf.len() - keep;
+            let _ = self.buf.split_to(cut);
         }
     }
 }

@@ -1,0 +1,541 @@
+//! Sessions: `new-session`, `list-sessions`, `kill-session`,
+//! `rename-session`, `has-session`.
+
+use std::path::PathBuf;
+
+use crate::command::format::{RowSpec, bytes_to_path, join_lines, lossy, unvis, vis_name};
+use crate::command::{
+    CREATED_FORMAT, Command, CommandLine, Created, Env, Target, ok_body, unit, write_shell_command,
+};
+use crate::error::Result;
+use crate::ids::SessionId;
+use crate::proto::Reply;
+
+/// `new-session -d -P -F …`: creates a session and returns its ids.
+///
+/// Always detached (`-d`): in control mode a non-detached `new-session`
+/// would switch the connection's own client to the new session. Without
+/// [`size`](NewSession::size) the first window gets the server's
+/// `default-size` (80x24 unless configured).
+///
+/// The session name, window name and start directory are escaped for tmux's
+/// format expansion, so they are taken literally; note that tmux itself
+/// replaces `:` and `.` in session names.
+///
+/// ```
+/// use tmux_control::command::{CommandLine, NewSession};
+/// let cmd = NewSession::new()
+///     .session_name("build")
+///     .window_name("make")
+///     .start_directory("/src/#1")
+///     .size(100, 30)
+///     .env("CI", "1")
+///     .command("make -j4; exec bash");
+/// assert_eq!(
+///     CommandLine::of(&cmd)?.to_string(),
+///     "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}' -s 'build' -n 'make' \
+///      -c '/src/##1' -x 100 -y 30 -e 'CI=1' -- 'make -j4; exec bash'"
+/// );
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct NewSession {
+    name: Option<Vec<u8>>,
+    window_name: Option<Vec<u8>>,
+    start_directory: Option<Vec<u8>>,
+    width: Option<u32>,
+    height: Option<u32>,
+    env: Env,
+    command: Option<Vec<u8>>,
+}
+
+impl NewSession {
+    /// A session with tmux's defaults: a generated name, the default shell.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// assert_eq!(
+    ///     CommandLine::of(&NewSession::new())?.to_string(),
+    ///     "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}'"
+    /// );
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The session's name (`-s`).
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// let line = CommandLine::of(&NewSession::new().session_name("#x"))?;
+    /// assert!(line.to_string().ends_with(" -s '##x'"));
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn session_name(mut self, name: impl AsRef<[u8]>) -> Self {
+        self.name = Some(name.as_ref().to_vec());
+        self
+    }
+
+    /// The first window's name (`-n`, taken literally); it also turns
+    /// automatic renaming off. Sent in tmux's escaped form, like
+    /// [`NewWindow::window_name`](crate::command::NewWindow::window_name).
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// let line = CommandLine::of(&NewSession::new().window_name("editor"))?;
+    /// assert!(line.to_string().ends_with(" -n 'editor'"));
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn window_name(mut self, name: impl AsRef<[u8]>) -> Self {
+        self.window_name = Some(name.as_ref().to_vec());
+        self
+    }
+
+    /// The working directory of the session and its first pane (`-c`).
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// let line = CommandLine::of(&NewSession::new().start_directory("/tmp"))?;
+    /// assert!(line.to_string().ends_with(" -c '/tmp'"));
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
+        self.start_directory = Some(dir.as_ref().to_vec());
+        self
+    }
+
+    /// The size of the first window (`-x`, `-y`).
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// let line = CommandLine::of(&NewSession::new().size(200, 50))?;
+    /// assert!(line.to_string().ends_with(" -x 200 -y 50"));
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn size(mut self, width: u32, height: u32) -> Self {
+        self.width = Some(width);
+        self.height = Some(height);
+        self
+    }
+
+    /// Sets an environment variable for the session (`-e NAME=VALUE`,
+    /// repeatable). The name must be non-empty and contain no `=`; this is
+    /// checked when the command is encoded.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// let line = CommandLine::of(&NewSession::new().env("A", "1").env("B", "x y"))?;
+    /// assert!(line.to_string().ends_with(" -e 'A=1' -e 'B=x y'"));
+    /// assert!(CommandLine::of(&NewSession::new().env("A=B", "1")).is_err());
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
+        self.env.push(name, value);
+        self
+    }
+
+    /// The command to run instead of the default shell, as one string that
+    /// tmux hands to `sh -c` (`-- COMMAND`).
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, NewSession};
+    /// let line = CommandLine::of(&NewSession::new().command("top -d 1"))?;
+    /// assert!(line.to_string().ends_with(" -- 'top -d 1'"));
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
+        self.command = Some(command.as_ref().to_vec());
+        self
+    }
+}
+
+impl Command for NewSession {
+    type Output = Created;
+
+    fn name(&self) -> &'static str {
+        "new-session"
+    }
+
+    fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        line.word("new-session")?
+            .word("-d")?
+            .word("-P")?
+            .flag_arg("-F", CREATED_FORMAT)?;
+        if let Some(name) = &self.name {
+            line.flag_literal("-s", name)?;
+        }
+        if let Some(name) = &self.window_name {
+            // tmux stores a `-n` name raw but every other window name
+            // vis-escaped; store this one the same way (see `vis_name`).
+            line.flag_literal("-n", vis_name(name))?;
+        }
+        if let Some(dir) = &self.start_directory {
+            line.flag_literal("-c", dir)?;
+        }
+        if let Some(w) = self.width {
+            line.number("-x", w)?;
+        }
+        if let Some(h) = self.height {
+            line.number("-y", h)?;
+        }
+        self.env.write(line)?;
+        write_shell_command(self.command.as_ref(), line)
+    }
+
+    fn parse(self, reply: Reply) -> Result<Created> {
+        Created::parse(self.name(), reply)
+    }
+}
+
+/// One row of [`ListSessions`].
+///
+/// ```
+/// use tmux_control::command::{Command, ListSessions};
+/// use tmux_control::proto::Reply;
+/// use tmux_control::SessionId;
+///
+/// let row = "$0 2 1 1795959886 1795959890 4:main 0: 4:/tmp";
+/// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec![row.into()] };
+/// let sessions = ListSessions::new().parse(reply)?;
+/// assert_eq!(sessions[0].id, SessionId(0));
+/// assert_eq!(sessions[0].name, "main");
+/// assert_eq!(sessions[0].windows, 2);
+/// assert_eq!(sessions[0].group, None);
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SessionInfo {
+    /// `#{session_id}`.
+    pub id: SessionId,
+    /// `#{session_name}`, decoded with [`unvis`](crate::command::unvis)
+    /// (invalid UTF-8 replaced).
+    pub name: String,
+    /// `#{session_windows}`: how many windows it has.
+    pub windows: u32,
+    /// `#{session_attached}`: how many clients are attached to it
+    /// (control clients included).
+    pub attached: u32,
+    /// `#{session_created}`: when it was created, seconds since the epoch.
+    pub created: u64,
+    /// `#{session_activity}`: last activity, seconds since the epoch.
+    pub activity: u64,
+    /// `#{session_group}`: its group's name, if it is in a group.
+    pub group: Option<String>,
+    /// `#{session_path}`: its working directory.
+    pub path: PathBuf,
+}
+
+const SESSION_ROW: RowSpec = RowSpec {
+    fixed: &[
+        "session_id",
+        "session_windows",
+        "session_attached",
+        "session_created",
+        "session_activity",
+    ],
+    text: &["session_name", "session_group", "session_path"],
+};
+
+/// `list-sessions -F …`: every session of the server.
+///
+/// ```
+/// use tmux_control::command::{CommandLine, ListSessions};
+/// assert!(CommandLine::of(&ListSessions::new())?.to_string().starts_with(
+///     "list-sessions -F '#{session_id} #{session_windows} "
+/// ));
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ListSessions {}
+
+impl ListSessions {
+    /// Lists all sessions.
+    ///
+    /// ```
+    /// use tmux_control::command::{Command, ListSessions};
+    /// assert_eq!(ListSessions::new().name(), "list-sessions");
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+}
+
+impl Command for ListSessions {
+    type Output = Vec<SessionInfo>;
+
+    fn name(&self) -> &'static str {
+        "list-sessions"
+    }
+
+    fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        line.word("list-sessions")?
+            .flag_arg("-F", SESSION_ROW.format())?;
+        Ok(())
+    }
+
+    fn parse(self, reply: Reply) -> Result<Vec<SessionInfo>> {
+        let body = join_lines(&ok_body(self.name(), reply)?);
+        SESSION_ROW
+            .parse(self.name(), &body)?
+            .iter()
+            .map(|row| {
+                let group = unvis(row.text(1));
+                Ok(SessionInfo {
+                    id: row.session(0)?,
+                    windows: row.u32(1, "session_windows")?,
+                    attached: row.u32(2, "session_attached")?,
+                    created: row.u64(3, "session_created")?,
+                    activity: row.u64(4, "session_activity")?,
+                    name: lossy(&unvis(row.text(0))),
+                    group: (!group.is_empty()).then(|| lossy(&group)),
+                    path: bytes_to_path(row.text(2)),
+                })
+            })
+            .collect()
+    }
+}
+
+/// `kill-session -t TARGET`.
+///
+/// ```
+/// use tmux_control::command::{CommandLine, KillSession};
+/// use tmux_control::SessionId;
+/// assert_eq!(CommandLine::of(&KillSession::new(SessionId(2)))?.to_string(), "kill-session -t $2");
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KillSession {
+    target: Target,
+}
+
+impl KillSession {
+    /// Kills the session `target`.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, KillSession};
+    /// assert_eq!(CommandLine::of(&KillSession::new("=old"))?.to_string(), "kill-session -t '=old'");
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn new(target: impl Into<Target>) -> Self {
+        Self {
+            target: target.into(),
+        }
+    }
+}
+
+impl Command for KillSession {
+    type Output = ();
+
+    fn name(&self) -> &'static str {
+        "kill-session"
+    }
+
+    fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        line.word("kill-session")?;
+        self.target.write(line)
+    }
+
+    fn parse(self, reply: Reply) -> Result<()> {
+        unit(self.name(), reply)
+    }
+}
+
+/// `rename-session -t TARGET -- NAME`; the name is taken literally (escaped
+/// for format expansion).
+///
+/// ```
+/// use tmux_control::command::{CommandLine, RenameSession};
+/// use tmux_control::SessionId;
+/// let cmd = RenameSession::new(SessionId(0), "-new #1");
+/// assert_eq!(CommandLine::of(&cmd)?.to_string(), "rename-session -t $0 -- '-new ##1'");
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenameSession {
+    target: Target,
+    name: Vec<u8>,
+}
+
+impl RenameSession {
+    /// Renames the session `target` to `name`.
+    ///
+    /// ```
+    /// use tmux_control::command::{Command, RenameSession};
+    /// assert_eq!(RenameSession::new("old", "new").name(), "rename-session");
+    /// ```
+    pub fn new(target: impl Into<Target>, name: impl AsRef<[u8]>) -> Self {
+        Self {
+            target: target.into(),
+            name: name.as_ref().to_vec(),
+        }
+    }
+}
+
+impl Command for RenameSession {
+    type Output = ();
+
+    fn name(&self) -> &'static str {
+        "rename-session"
+    }
+
+    fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        line.word("rename-session")?;
+        self.target.write(line)?;
+        line.end_of_flags()
+            .arg(crate::command::escape_format(&self.name))?;
+        Ok(())
+    }
+
+    fn parse(self, reply: Reply) -> Result<()> {
+        unit(self.name(), reply)
+    }
+}
+
+/// `has-session -t TARGET`: whether the session exists.
+///
+/// Any `%error` reply counts as "no" (tmux answers `can't find session: …`).
+///
+/// ```
+/// use tmux_control::command::{Command, CommandLine, HasSession};
+/// use tmux_control::proto::Reply;
+/// let cmd = HasSession::new("=main");
+/// assert_eq!(CommandLine::of(&cmd)?.to_string(), "has-session -t '=main'");
+/// let missing = Reply { time: 0, number: 1, flags: 1, error: true,
+///                       body: vec!["can't find session: main".into()] };
+/// assert_eq!(cmd.parse(missing)?, false);
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HasSession {
+    target: Target,
+}
+
+impl HasSession {
+    /// Asks whether the session `target` exists.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, HasSession};
+    /// use tmux_control::SessionId;
+    /// assert_eq!(CommandLine::of(&HasSession::new(SessionId(3)))?.to_string(), "has-session -t $3");
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn new(target: impl Into<Target>) -> Self {
+        Self {
+            target: target.into(),
+        }
+    }
+}
+
+impl Command for HasSession {
+    type Output = bool;
+
+    fn name(&self) -> &'static str {
+        "has-session"
+    }
+
+    fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        line.word("has-session")?;
+        self.target.write(line)
+    }
+
+    fn parse(self, reply: Reply) -> Result<bool> {
+        Ok(!reply.error)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+    use crate::command::test_util::*;
+
+    #[test]
+    fn new_session_lines() {
+        assert_eq!(
+            line(&NewSession::new()),
+            "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}'"
+        );
+        assert_eq!(
+            line(
+                &NewSession::new()
+                    .session_name("a b;c")
+                    .window_name("#[x]")
+                    .start_directory("~/d")
+                    .size(1, 2)
+                    .env("K", "v\n")
+                    .command("-c")
+            ),
+            "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}' -s 'a b;c' \
+             -n '#{l:#[}x]' -c '~/d' -x 1 -y 2 -e 'K=v'\"\\012\" -- '-c'"
+        );
+        let created = NewSession::new().parse(ok(&[b"$4 @5 %6"])).unwrap();
+        assert_eq!(created.session, SessionId(4));
+        assert_command_error(
+            NewSession::new().parse(err("duplicate session: x")),
+            "new-session",
+        );
+    }
+
+    #[test]
+    fn list_sessions() {
+        assert_eq!(
+            line(&ListSessions::new()),
+            "list-sessions -F '#{session_id} #{session_windows} #{session_attached} \
+             #{session_created} #{session_activity} #{n:session_name}:#{session_name} \
+             #{n:session_group}:#{session_group} #{n:session_path}:#{session_path}'"
+        );
+        let rows = ListSessions::new()
+            .parse(ok(&[
+                b"$0 1 1 10 11 7:s\\tn \xc3\xa9 0: 4:/a",
+                b"b",
+                b"$3 2 0 12 13 4:a b  3:grp 5:/x y\xff",
+            ]))
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].name, "s\tn é");
+        assert_eq!(rows[0].path, bytes_to_path(b"/a\nb"));
+        assert_eq!(rows[1].id, SessionId(3));
+        assert_eq!(rows[1].name, "a b ");
+        assert_eq!(rows[1].group.as_deref(), Some("grp"));
+        assert_eq!(rows[1].attached, 0);
+        assert_eq!(rows[1].created, 12);
+        assert!(ListSessions::new().parse(ok(&[])).unwrap().is_empty());
+        assert_unexpected(
+            ListSessions::new().parse(ok(&[b"$0 1 1 10 4:main 0: 0:"])),
+            "list-sessions",
+        );
+        assert_unexpected(
+            ListSessions::new().parse(ok(&[b"@0 1 1 10 11 4:main 0: 0:"])),
+            "list-sessions",
+        );
+        assert_unexpected(
+            ListSessions::new().parse(ok(&[b"$0 x 1 10 11 4:main 0: 0:"])),
+            "list-sessions",
+        );
+        assert_command_error(ListSessions::new().parse(err("no server")), "list-sessions");
+    }
+
+    #[test]
+    fn kill_rename_has() {
+        assert_eq!(line(&KillSession::new(SessionId(1))), "kill-session -t $1");
+        assert_eq!(
+            line(&RenameSession::new("x", "#{y}")),
+            "rename-session -t 'x' -- '##{y}'"
+        );
+        assert!(HasSession::new("x").parse(ok(&[])).unwrap());
+        assert!(
+            !HasSession::new("x")
+                .parse(err("can't find session: x"))
+                .unwrap()
+        );
+        assert_command_error(
+            KillSession::new("x").parse(err("can't find session: x")),
+            "kill-session",
+        );
+        RenameSession::new("x", "y").parse(ok(&[])).unwrap();
+    }
+}
