@@ -15,6 +15,9 @@ use crate::text::PlainText;
 
 /// Default size of a followed pane's output log.
 pub const DEFAULT_PANE_LOG: usize = 4 << 20;
+/// How long [`PaneOutput::wait_exit`] waits for the exit status of a pane
+/// that tmux already reports dead.
+const STATUS_GRACE: Duration = Duration::from_millis(2500);
 /// The most loss markers a log remembers.
 const MAX_LOSSES: usize = 1024;
 
@@ -462,22 +465,36 @@ impl PaneOutput {
     pub async fn wait_exit(&self, timeout: Duration) -> Result<PaneExit, WaitError> {
         let deadline = Instant::now() + timeout;
         let mut rx = self.log.changed.subscribe();
+        // tmux can report a pane dead a little before its exit status (and
+        // 3.3a occasionally never reports the status): give the status up
+        // to STATUS_GRACE after death, then answer without it.
+        let mut status_due: Option<Instant> = None;
         loop {
-            {
+            let wake = {
                 let g = self.log.lock();
-                if g.state.dead || g.state.gone {
-                    return Ok(PaneExit {
-                        status: g.state.exit_status,
-                        gone: g.state.gone,
-                    });
+                let exit = PaneExit {
+                    status: g.state.exit_status,
+                    gone: g.state.gone,
+                };
+                if g.state.gone || (g.state.dead && exit.status.is_some()) {
+                    return Ok(exit);
+                }
+                if g.state.dead {
+                    let due = *status_due.get_or_insert_with(|| Instant::now() + STATUS_GRACE);
+                    if Instant::now() >= due.min(deadline) {
+                        return Ok(exit);
+                    }
                 }
                 if let Some(PaneEnd::ConnectionClosed(c)) = &g.ended {
                     return Err(WaitError::Ended(PaneEnd::ConnectionClosed(c.clone())));
                 }
-            }
+                status_due.map_or(deadline, |due| due.min(deadline))
+            };
             tokio::select! {
-                () = tokio::time::sleep_until(deadline) => {
-                    return Err(WaitError::Timeout { waited: timeout, tail: String::new() });
+                () = tokio::time::sleep_until(wake) => {
+                    if status_due.is_none() && Instant::now() >= deadline {
+                        return Err(WaitError::Timeout { waited: timeout, tail: String::new() });
+                    }
                 }
                 changed = rx.changed() => {
                     if changed.is_err() {
@@ -493,8 +510,9 @@ impl PaneOutput {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PaneExit {
-    /// The exit status, when tmux reported it (the pane must be kept with
-    /// `remain-on-exit` for tmux to know it).
+    /// The exit status, when tmux reported it. The pane must be kept with
+    /// `remain-on-exit` for tmux to know it, and tmux 3.3a occasionally
+    /// never reports it; the wait gives it a short grace period after death.
     pub status: Option<i32>,
     /// The pane itself is gone (it was not kept after its program exited).
     pub gone: bool,

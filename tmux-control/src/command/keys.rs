@@ -158,9 +158,10 @@ enum Base {
 /// text (`send-keys Entr` types `Entr`), so a key is only ever built from a
 /// [`NamedKey`] or a single printable character, with Ctrl (`C-`), Meta/Alt
 /// (`M-`) and Shift (`S-`) modifiers. Ctrl with a character is limited to
-/// the characters every tmux version maps to a key: letters, digits, space,
-/// `@ [ \ ] ^ _ ?` and ``! # ( ) + , - . : ; < = > ' ` /`` (tmux 3.3a and
-/// later; 3.5 and later accept more).
+/// the characters for which tmux 3.3a and later send a control byte:
+/// letters, space, `@ 2 [ \ ] ^ 6 _ - / ?`. (tmux accepts other names
+/// such as `C-1` or `C-!` but sends nothing for them, so the key would be
+/// lost; send such bytes with [`SendKeys::hex`].)
 ///
 /// ```
 /// use tmux_control::command::{Key, NamedKey};
@@ -266,8 +267,8 @@ impl Key {
         Ok(Key::char(c)?.with_meta())
     }
 
-    /// Adds Ctrl. Fails for a character that tmux does not map to a
-    /// Ctrl key on every version (see the type's documentation).
+    /// Adds Ctrl. Fails for a character for which tmux sends no control
+    /// byte (see the type's documentation).
     ///
     /// ```
     /// use tmux_control::command::Key;
@@ -278,13 +279,14 @@ impl Key {
     pub fn with_ctrl(mut self) -> Result<Key> {
         if let Base::Char(c) = self.base {
             let c = c.to_ascii_lowercase();
-            let ok = c.is_ascii_lowercase()
-                || c.is_ascii_digit()
-                || "@[\\]^_?!#()+,-.:;<=>'`/".contains(c);
+            // The characters tmux 3.3a turns into a control byte; for the
+            // others it reports success but sends nothing (checked in
+            // tests/commands.rs against real tmux).
+            let ok = c.is_ascii_lowercase() || "@2[\\]^6_-/?".contains(c);
             if !ok {
                 return Err(Error::InvalidArgument(format!(
-                    "C-{c} is not a key tmux recognises on every version; \
-                     send the control byte with SendKeys::hex instead"
+                    "tmux sends nothing for C-{c}; \
+                     send the byte you mean with SendKeys::hex instead"
                 )));
             }
             self.base = Base::Char(c);

@@ -504,8 +504,9 @@ impl SelectPane {
         }
     }
 
-    /// Also sets the pane's title (`-T`). tmux ignores titles that contain
-    /// control characters or invalid UTF-8.
+    /// Sets the pane's title (`-T`) *instead of* selecting it: with `-T`
+    /// tmux sets the title and returns without changing the active pane.
+    /// tmux ignores titles that contain control characters or invalid UTF-8.
     ///
     /// ```
     /// use tmux_control::command::{CommandLine, SelectPane};
