@@ -936,6 +936,13 @@ impl ConnectionTask {
                 if let Some(log) = self.shared.followed(*pane) {
                     apply_state(&log, name, value);
                 }
+                // tmux 3.3a sometimes misses the SIGCHLD of a pane's program:
+                // the pane is dead but its status never arrives until another
+                // child of the server exits. A trivial background job makes
+                // tmux reap (and so report) it.
+                if &name[..] == b"tmux-control-dead" && &value[..] == b"1 " {
+                    self.internal("run-shell -b true".to_owned(), Waiter::Ignore(false));
+                }
             }
             _ => {}
         }
