@@ -194,20 +194,26 @@ struct Subscriber {
 impl Subscriber {
     /// Delivers without ever waiting: a full queue counts a miss.
     fn deliver(&self, event: &Event) -> bool {
-        let pending = self.missed.load(Ordering::Acquire);
-        if pending > 0 {
-            match self.tx.try_reserve() {
-                Ok(permit) => {
-                    let missed = self.missed.swap(0, Ordering::AcqRel);
-                    if missed > 0 {
-                        permit.send(Event::Gap { missed });
-                    }
-                }
-                Err(mpsc::error::TrySendError::Closed(())) => return false,
-                Err(mpsc::error::TrySendError::Full(())) => {
-                    self.missed.fetch_add(1, Ordering::AcqRel);
-                    return true;
-                }
+        if self.tx.is_closed() {
+            return false;
+        }
+        // After a loss, the gap marker and the event go in together, or
+        // neither does: a subscriber that frees one slot at a time would
+        // otherwise receive nothing but gap markers.
+        let needed = if self.missed.load(Ordering::Acquire) > 0 {
+            2
+        } else {
+            1
+        };
+        if self.tx.capacity() < needed {
+            self.missed.fetch_add(1, Ordering::AcqRel);
+            return true;
+        }
+        if needed == 2 {
+            let missed = self.missed.swap(0, Ordering::AcqRel);
+            if missed > 0 && self.tx.try_send(Event::Gap { missed }).is_err() {
+                self.missed.fetch_add(missed + 1, Ordering::AcqRel);
+                return true;
             }
         }
         match self.tx.try_send(event.clone()) {

@@ -77,7 +77,10 @@ pub enum PaneChunk {
         data: Bytes,
     },
     /// The reader fell behind the bounded log: bytes `from..to` were
-    /// evicted before it read them.
+    /// evicted before it read them. The stream continues with the oldest
+    /// byte still held, which is the next to be evicted: a reader that
+    /// cannot keep up should call [`PaneStream::skip_to_end`] rather than
+    /// fall behind again at once.
     Missed {
         /// First missed offset.
         from: u64,
@@ -531,6 +534,23 @@ impl PaneStream {
     /// The offset of the next byte this stream will return.
     pub fn offset(&self) -> u64 {
         self.cursor
+    }
+
+    /// Moves the stream to the newest output, skipping everything not yet
+    /// read (for a reader that fell behind and wants the live end). Returns
+    /// the skipped range as a [`PaneChunk::Missed`], or `None` if nothing
+    /// was skipped.
+    pub fn skip_to_end(&mut self) -> Option<PaneChunk> {
+        let end = self.log.lock().end;
+        if end <= self.cursor {
+            return None;
+        }
+        let skipped = PaneChunk::Missed {
+            from: self.cursor,
+            to: end,
+        };
+        self.cursor = end;
+        Some(skipped)
     }
 
     /// The next chunk (at most 64 KiB); `None` once the pane's output has
