@@ -452,8 +452,13 @@ impl Decoder {
     /// `-CC` mode before the DCS introducer: report terminal output as stray
     /// lines until the introducer arrives.
     fn dcs_outside(&mut self) -> Result<Option<Frame>, DecodeError> {
-        let intro = memchr::memmem::find(&self.buf, DCS_START);
-        let lf = memchr::memchr(b'\n', &self.buf[..intro.unwrap_or(self.buf.len())]);
+        // The first LF, and the introducer only if it comes before that LF:
+        // searching the whole buffer for it on every line would make a
+        // large buffer of lines quadratic.
+        let first_lf = memchr::memchr(b'\n', &self.buf);
+        let intro =
+            memchr::memmem::find(&self.buf[..first_lf.unwrap_or(self.buf.len())], DCS_START);
+        let lf = if intro.is_some() { None } else { first_lf };
         let too_long = FrameError::LineTooLong {
             limit: self.limits.max_line,
         };
@@ -497,7 +502,8 @@ impl Decoder {
                 Err(too_long.into())
             }
             Some(i) => Ok(Some(Frame::Stray(self.buf.split_to(i).freeze()))),
-            None if self.buf.len() > self.limits.max_line => {
+            // Bytes that may begin the introducer are not part of the line.
+            None if self.buf.len() - partial_introducer(&self.buf) > self.limits.max_line => {
                 self.keep_partial_introducer();
                 self.outside_skipping = true;
                 Err(too_long.into())
@@ -514,4 +520,12 @@ impl Decoder {
             let _ = self.buf.split_to(cut);
         }
     }
+}
+
+/// How many bytes at the end of `buf` could be the start of a DCS introducer.
+fn partial_introducer(buf: &[u8]) -> usize {
+    (1..DCS_START.len())
+        .rev()
+        .find(|&k| buf.ends_with(&DCS_START[..k]))
+        .unwrap_or(0)
 }
