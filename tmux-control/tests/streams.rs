@@ -457,7 +457,9 @@ impl Hash64 {
 
 /// A screen line showing `word` as printed output, not as the typed command.
 fn printed(lines: &[String], word: &str) -> bool {
-    lines.iter().any(|l| l.contains(word) && !l.contains("echo"))
+    lines
+        .iter()
+        .any(|l| l.contains(word) && !l.contains("echo"))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
