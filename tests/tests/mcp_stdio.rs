@@ -3,10 +3,13 @@
 //!
 //! Two independent peers drive the real binary as a child process: rmcp's own
 //! client, and hand-written JSON-RPC lines (so wire-level correctness does not
-//! depend on rmcp agreeing with itself). Every child runs with `PATH` pointing
-//! at a fake `tmux` that records any call and with an empty `TMUX_TMPDIR`, and
-//! each test checks afterwards that neither was touched: this build must never
-//! start or contact a tmux server.
+//! depend on rmcp agreeing with itself). Most children run with `PATH`
+//! pointing at a fake `tmux` that records any call and with an empty
+//! `TMUX_TMPDIR`, and those tests check afterwards that neither was touched:
+//! the server must not start or contact tmux for the handshake, for listing
+//! tools, for refused calls or for a bad configuration. One test gives the
+//! binary a real tmux server on a private socket (the library's
+//! `IsolatedServer`) and runs a command in it.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -119,7 +122,7 @@ async fn reported_version(bin: &Path) -> String {
 }
 
 #[tokio::test]
-async fn rmcp_client_initializes_and_lists_no_tools() {
+async fn rmcp_client_initializes_lists_tools_and_refuses_without_touching_tmux() {
     let bin = tmux_mcp_bin().expect("tmux-mcp binary");
     let sandbox = NoTmux::new("rmcp");
     let mut cmd = sandbox.command(&bin);
@@ -140,20 +143,53 @@ async fn rmcp_client_initializes_and_lists_no_tools() {
         assert!(info.capabilities.tools.is_some(), "tools capability");
         let instructions = info.instructions.as_deref().expect("instructions");
         assert!(
-            instructions.contains("no tools yet"),
-            "instructions should say there are no tools: {instructions:?}"
+            instructions.contains("create_terminal")
+                && instructions.contains("tmux -L tmux-mcp attach"),
+            "instructions should explain the tools: {instructions:?}"
         );
+        assert!(instructions.len() < 2048, "{}", instructions.len());
 
         let tools = client.list_all_tools().await.expect("tools/list");
-        assert!(tools.is_empty(), "expected no tools, got {tools:?}");
-
-        match client.call_tool(CallToolRequestParams::new("run")).await {
-            Err(ServiceError::McpError(err)) => {
-                assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{err:?}");
-                assert_eq!(err.message, "tool not found");
-            }
-            other => panic!("calling a missing tool should fail, got {other:?}"),
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+        assert_eq!(
+            names.len(),
+            21,
+            "default toolsets inspect, manage, execute: {names:?}"
+        );
+        for name in [
+            "list_terminals",
+            "run",
+            "send_text",
+            "send_keys",
+            "wait_for_output",
+            "create_terminal",
+        ] {
+            assert!(names.contains(&name), "{name} missing: {names:?}");
         }
+        assert!(
+            tools.iter().all(|t| t.output_schema.is_some()),
+            "every tool has an output schema"
+        );
+
+        // Unknown and not-enabled tools are protocol errors; nothing runs.
+        for missing in ["no_such_tool", "kill_server"] {
+            match client.call_tool(CallToolRequestParams::new(missing)).await {
+                Err(ServiceError::McpError(err)) => {
+                    assert_eq!(err.code, ErrorCode::INVALID_PARAMS, "{err:?}");
+                    assert_eq!(err.message, "tool not found");
+                }
+                other => panic!("calling {missing} should fail, got {other:?}"),
+            }
+        }
+        // Bad arguments are a tool result the model can read, caught before
+        // tmux is contacted.
+        let bad = client
+            .call_tool(CallToolRequestParams::new("send_text"))
+            .await
+            .expect("a tool result");
+        assert_eq!(bad.is_error, Some(true));
+        let text = bad.content[0].as_text().expect("text").text.clone();
+        assert!(text.contains("missing field `target`"), "{text}");
 
         let reason = client.cancel().await.expect("clean cancel");
         assert!(matches!(reason, QuitReason::Cancelled), "{reason:?}");
@@ -232,7 +268,17 @@ async fn raw_json_rpc_initialize_over_stdio() {
             .expect("a response line to tools/list");
         let response: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(response["id"], 2, "{response}");
-        assert_eq!(response["result"]["tools"], json!([]), "{response}");
+        let tools = response["result"]["tools"].as_array().expect("a tool list");
+        assert_eq!(tools.len(), 21, "{response}");
+        for tool in tools {
+            assert!(tool["name"].is_string(), "{tool}");
+            assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+            assert_eq!(tool["outputSchema"]["type"], "object", "{tool}");
+            assert!(
+                tool["description"].as_str().is_some_and(|d| d.len() < 2048),
+                "{tool}"
+            );
+        }
 
         // Closing stdin ends the session: the server must exit cleanly and
         // write nothing more to stdout.
@@ -268,7 +314,16 @@ async fn cli_version_help_and_unknown_flag() {
         assert!(help.status.success(), "{help:?}");
         let help = String::from_utf8(help.stdout).unwrap();
         assert!(help.contains("Usage: tmux-mcp"), "{help}");
-        assert!(help.contains("--log-level"), "{help}");
+        for flag in [
+            "--log-level",
+            "--toolsets",
+            "--exclude-tools",
+            "--socket-name",
+            "--audit-log",
+            "--redact",
+        ] {
+            assert!(help.contains(flag), "{flag} missing from --help:\n{help}");
+        }
 
         let bad = sandbox
             .command(&bin)
@@ -285,4 +340,106 @@ async fn cli_version_help_and_unknown_flag() {
     .expect("test timed out");
 
     sandbox.assert_untouched();
+}
+
+#[tokio::test]
+async fn unknown_names_in_the_configuration_stop_start_up() {
+    let bin = tmux_mcp_bin().expect("tmux-mcp binary");
+    let sandbox = NoTmux::new("config");
+
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        for (var, value, expected) in [
+            (
+                "TMUX_MCP_TOOLSETS",
+                "inspect,exec",
+                "unknown toolset \"exec\"",
+            ),
+            ("TMUX_MCP_TOOLS", "kill-pane", "unknown tool \"kill-pane\""),
+            ("TMUX_MCP_EXCLUDE_TOOLS", "nope", "unknown tool \"nope\""),
+        ] {
+            let out = sandbox
+                .command(&bin)
+                .env(var, value)
+                .stdin(Stdio::null())
+                .stderr(Stdio::piped())
+                .output()
+                .await
+                .unwrap();
+            assert_eq!(out.status.code(), Some(2), "{var}={value}: {out:?}");
+            assert!(out.stdout.is_empty(), "{out:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains(expected), "{var}={value}: {stderr}");
+            assert!(
+                stderr.contains("inspect") || stderr.contains("list_terminals"),
+                "{stderr}"
+            );
+        }
+        let out = sandbox
+            .command(&bin)
+            .args(["--redact", "(unclosed"])
+            .stdin(Stdio::null())
+            .stderr(Stdio::piped())
+            .output()
+            .await
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("not a valid regular expression"));
+    })
+    .await
+    .expect("test timed out");
+
+    sandbox.assert_untouched();
+}
+
+#[tokio::test]
+async fn runs_a_command_in_a_private_tmux_server() {
+    let bin = tmux_mcp_bin().expect("tmux-mcp binary");
+    let isolated = tmux_control::IsolatedServer::new().unwrap();
+    let mut cmd = Command::new(&bin);
+    cmd.arg("--socket-path")
+        .arg(isolated.socket_path())
+        .env("TMUX_MCP_STATE_DIR", isolated.dir().join("state"))
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .stderr(Stdio::null());
+
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let client =
+            ().serve(TokioChildProcess::new(cmd).expect("spawn tmux-mcp"))
+                .await
+                .expect("initialize handshake");
+        let call = |name: &'static str, args: Value| {
+            CallToolRequestParams::new(name).with_arguments(args.as_object().unwrap().clone())
+        };
+        let created = client
+            .call_tool(call(
+                "create_terminal",
+                json!({"name": "stdio", "command": "exec sh"}),
+            ))
+            .await
+            .unwrap();
+        assert_ne!(created.is_error, Some(true), "{created:?}");
+        let created = created.structured_content.unwrap();
+        assert_eq!(
+            created["attach_command"],
+            format!(
+                "tmux -S {} attach -t stdio",
+                isolated.socket_path().display()
+            )
+        );
+        let ran = client
+            .call_tool(call(
+                "run",
+                json!({"target": created["pane"], "command": "echo via-stdio; (exit 5)"}),
+            ))
+            .await
+            .unwrap();
+        let ran = ran.structured_content.unwrap();
+        assert_eq!(ran["status"], "completed", "{ran}");
+        assert_eq!(ran["exit_status"], 5, "{ran}");
+        assert_eq!(ran["output"], "via-stdio\n", "{ran}");
+        client.cancel().await.expect("clean cancel");
+    })
+    .await
+    .expect("test timed out");
 }

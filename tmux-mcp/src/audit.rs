@@ -1,0 +1,265 @@
+//! The audit log: one JSON line per tool call, with the values of sensitive
+//! arguments replaced by their length and a SHA-256 prefix.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Map, Value, json};
+use sha2::{Digest as _, Sha256};
+
+/// Argument names whose values never reach the log.
+pub const SENSITIVE_KEYS: &[&str] = &["text", "keys", "command", "value", "env", "environment"];
+
+/// Hex digits of the SHA-256 kept in a digest.
+const DIGEST_HEX: usize = 12;
+
+/// The most characters of an error message kept in a record.
+const MESSAGE_MAX: usize = 500;
+
+/// An append-only audit log file (mode 0600).
+#[derive(Debug)]
+pub struct AuditLog {
+    file: Mutex<File>,
+}
+
+/// How a call ended, for the log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The tool did its job.
+    Ok,
+    /// The call failed (tool error, refused, unknown tool, bad arguments).
+    Error(String),
+}
+
+impl AuditLog {
+    /// Opens (creating if needed) `path` for appending, with mode 0600. An
+    /// existing file is narrowed to 0600 too.
+    pub fn open(path: &Path) -> std::io::Result<Self> {
+        let file = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(path)?;
+        let mode = file.metadata()?.permissions().mode();
+        if mode & 0o077 != 0 {
+            file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        }
+        Ok(Self {
+            file: Mutex::new(file),
+        })
+    }
+
+    /// Writes the record of one call.
+    pub fn record(
+        &self,
+        tool: &str,
+        arguments: Option<&Map<String, Value>>,
+        outcome: &Outcome,
+        duration: Duration,
+    ) {
+        let line = record_line(SystemTime::now(), tool, arguments, outcome, duration);
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        // One write per line: with O_APPEND the line lands whole.
+        if let Err(e) = file.write_all(line.as_bytes()) {
+            tracing::error!("cannot write the audit log: {e}");
+        }
+    }
+}
+
+/// The JSON line (with its newline) for one call.
+pub fn record_line(
+    time: SystemTime,
+    tool: &str,
+    arguments: Option<&Map<String, Value>>,
+    outcome: &Outcome,
+    duration: Duration,
+) -> String {
+    let arguments = arguments
+        .map(|a| redact_arguments(&Value::Object(a.clone())))
+        .unwrap_or(Value::Object(Map::new()));
+    let mut record = json!({
+        "time": rfc3339(time),
+        "tool": tool,
+        "arguments": arguments,
+        "outcome": match outcome { Outcome::Ok => "ok", Outcome::Error(_) => "error" },
+        "duration_ms": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
+    });
+    if let (Outcome::Error(message), Some(obj)) = (outcome, record.as_object_mut()) {
+        let message: String = message.chars().take(MESSAGE_MAX).collect();
+        obj.insert("message".into(), Value::String(message));
+    }
+    let mut line = record.to_string();
+    line.push('\n');
+    line
+}
+
+/// Replaces the values of [`SENSITIVE_KEYS`], at any depth, by digests. An
+/// `env`/`environment` object keeps its variable names and digests each value.
+pub fn redact_arguments(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| {
+                    let v = if SENSITIVE_KEYS.contains(&k.as_str()) {
+                        match v {
+                            Value::Object(vars) if k == "env" || k == "environment" => {
+                                Value::Object(
+                                    vars.iter()
+                                        .map(|(n, x)| (n.clone(), digest_value(x)))
+                                        .collect(),
+                                )
+                            }
+                            Value::Null => Value::Null,
+                            other => digest_value(other),
+                        }
+                    } else {
+                        redact_arguments(v)
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(redact_arguments).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `{"len": N, "sha256": "<12 hex>"}` of a value: a string's UTF-8 bytes,
+/// anything else's compact JSON.
+pub fn digest_value(value: &Value) -> Value {
+    let bytes = match value {
+        Value::String(s) => s.as_bytes().to_vec(),
+        other => other.to_string().into_bytes(),
+    };
+    digest(&bytes)
+}
+
+/// `{"len": N, "sha256": "<12 hex>"}` of bytes.
+pub fn digest(bytes: &[u8]) -> Value {
+    let hash = Sha256::digest(bytes);
+    let hex: String = hash
+        .iter()
+        .flat_map(|b| [b >> 4, b & 0xf])
+        .take(DIGEST_HEX)
+        .map(|n| char::from_digit(u32::from(n), 16).unwrap_or('0'))
+        .collect();
+    json!({ "len": bytes.len(), "sha256": hex })
+}
+
+/// RFC 3339 UTC time with milliseconds, like `2026-11-29T08:15:02.123Z`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let millis = since.subsec_millis();
+    let days = i64::try_from(secs / 86_400).unwrap_or(0);
+    let rem = secs % 86_400;
+    let (y, m, d) = civil_from_days(days);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+/// Days since 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = if m <= 2 { y + 1 } else { y };
+    (
+        y,
+        u32::try_from(m).unwrap_or(1),
+        u32::try_from(d).unwrap_or(1),
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(1_795_966_751_123);
+        assert_eq!(rfc3339(t), "2026-11-29T15:39:11.123Z");
+        let leap = UNIX_EPOCH + Duration::from_secs(951_782_400); // 2000-02-29
+        assert_eq!(&rfc3339(leap)[..10], "2000-02-29");
+    }
+
+    #[test]
+    fn digests_sensitive_values_at_any_depth() {
+        let args = json!({
+            "target": "%1",
+            "text": "secret",
+            "keys": ["C-c", "Enter"],
+            "env": {"TOKEN": "abc"},
+            "nested": {"command": "ls", "value": null, "n": 3},
+            "timeout_secs": 5
+        });
+        let out = redact_arguments(&args);
+        assert_eq!(out["target"], "%1");
+        assert_eq!(out["timeout_secs"], 5);
+        assert_eq!(out["text"]["len"], 6);
+        // sha256("secret") = 2bb80d537b1da3e38bd30361aa855686bde0eacd7162fef6a25fe97bf527a25b
+        assert_eq!(out["text"]["sha256"], "2bb80d537b1d");
+        assert_eq!(out["keys"]["len"], "[\"C-c\",\"Enter\"]".len());
+        assert_eq!(out["env"]["TOKEN"]["len"], 3);
+        assert_eq!(out["nested"]["command"]["len"], 2);
+        assert_eq!(out["nested"]["value"], Value::Null);
+        assert!(!out.to_string().contains("secret"));
+        assert!(!out.to_string().contains("abc"));
+    }
+
+    #[test]
+    fn file_is_0600_and_lines_are_json() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-audit-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("audit.jsonl");
+        std::fs::write(&path, "").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let log = AuditLog::open(&path).unwrap();
+        let args = json!({"target": "%1", "text": "hunter2"});
+        log.record(
+            "send_text",
+            args.as_object(),
+            &Outcome::Ok,
+            Duration::from_millis(3),
+        );
+        log.record(
+            "kill_server",
+            None,
+            &Outcome::Error("tool not found".into()),
+            Duration::ZERO,
+        );
+        let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("hunter2"));
+        let lines: Vec<Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(lines[0]["tool"], "send_text");
+        assert_eq!(lines[0]["outcome"], "ok");
+        assert_eq!(lines[0]["duration_ms"], 3);
+        assert_eq!(lines[1]["outcome"], "error");
+        assert_eq!(lines[1]["message"], "tool not found");
+        assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,393 @@
+//! Configuration: command-line flags, the environment variables that mirror
+//! them, and the validated [`Config`] the server runs with.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Parser, ValueEnum};
+
+use crate::toolsets::ToolSelection;
+
+/// The socket name used when nothing else is configured (`tmux -L tmux-mcp`).
+pub const DEFAULT_SOCKET_NAME: &str = "tmux-mcp";
+
+/// Why the configuration cannot be used. Start-up stops with this message.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A toolset name that does not exist.
+    #[error(
+        "unknown toolset {name:?} in --toolsets / TMUX_MCP_TOOLSETS; the toolsets are: {known}"
+    )]
+    UnknownToolset {
+        /// The name given.
+        name: String,
+        /// The valid names.
+        known: String,
+    },
+    /// A tool name that does not exist.
+    #[error("unknown tool {name:?} in {setting}; the tools are: {known}")]
+    UnknownTool {
+        /// The name given.
+        name: String,
+        /// Which setting it came from.
+        setting: &'static str,
+        /// The valid names.
+        known: String,
+    },
+    /// A redaction pattern that is not a valid regular expression.
+    #[error(
+        "--redact / TMUX_MCP_REDACT pattern {pattern:?} is not a valid regular expression: {reason}"
+    )]
+    BadRedaction {
+        /// The pattern given.
+        pattern: String,
+        /// Why the regex crate refused it.
+        reason: String,
+    },
+    /// Two settings that cannot be combined.
+    #[error("{0}")]
+    Conflict(String),
+    /// A value out of range.
+    #[error("{0}")]
+    OutOfRange(String),
+}
+
+/// Which tmux server the tools act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SocketChoice {
+    /// `tmux -L NAME` (in `$TMUX_TMPDIR` or `/tmp`, under `tmux-UID/`).
+    Named(String),
+    /// `tmux -S PATH`.
+    Path(PathBuf),
+    /// The user's default server (what a bare `tmux` uses).
+    Default,
+}
+
+/// Diagnostic verbosity accepted by `--log-level`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogLevel {
+    /// No diagnostics at all.
+    Off,
+    /// Errors only.
+    Error,
+    /// Errors and warnings.
+    Warn,
+    /// Also lifecycle events such as start and stop.
+    Info,
+    /// Also per-request details.
+    Debug,
+    /// Everything, including rmcp's internals.
+    Trace,
+}
+
+/// Command-line interface of `tmux-mcp`. Every flag except
+/// `--no-default-redactions` can also be given by the environment variable
+/// named in its help; a flag wins over its variable.
+#[derive(Debug, Clone, Parser)]
+#[command(
+    name = "tmux-mcp",
+    version,
+    about = "An MCP server that gives AI agents tmux terminals.",
+    long_about = "An MCP server that gives AI agents tmux terminals.\n\n\
+        It speaks MCP over stdio: start it from an MCP client, which writes JSON-RPC \
+        requests to its standard input and reads responses from its standard output. \
+        By default it drives its own tmux server on the socket `tmux -L tmux-mcp`, \
+        started on first use; watch any terminal with `tmux -L tmux-mcp attach -t NAME`. \
+        Diagnostics are written to standard error."
+)]
+pub struct Cli {
+    /// Most verbose level of diagnostics written to standard error.
+    #[arg(long, value_enum, default_value_t = LogLevel::Warn, env = "TMUX_MCP_LOG_LEVEL")]
+    pub log_level: LogLevel,
+
+    /// Comma-separated toolsets to serve: inspect, manage, execute, teardown.
+    #[arg(
+        long,
+        env = "TMUX_MCP_TOOLSETS",
+        value_delimiter = ',',
+        default_value = "inspect,manage,execute"
+    )]
+    pub toolsets: Vec<String>,
+
+    /// Comma-separated tools to serve in addition to the toolsets.
+    #[arg(long, env = "TMUX_MCP_TOOLS", value_delimiter = ',')]
+    pub tools: Vec<String>,
+
+    /// Comma-separated tools never to serve (wins over everything else).
+    #[arg(long, env = "TMUX_MCP_EXCLUDE_TOOLS", value_delimiter = ',')]
+    pub exclude_tools: Vec<String>,
+
+    /// Use the tmux server on this socket name (`tmux -L NAME`) [default: tmux-mcp].
+    #[arg(long, env = "TMUX_MCP_SOCKET_NAME")]
+    pub socket_name: Option<String>,
+
+    /// Use the tmux server on this socket path (`tmux -S PATH`).
+    #[arg(long, env = "TMUX_MCP_SOCKET_PATH")]
+    pub socket_path: Option<PathBuf>,
+
+    /// Use the user's default tmux server (the one a bare `tmux` uses).
+    /// Only with this explicit flag (or the variable set to true, 1, yes or on).
+    #[arg(
+        long,
+        env = "TMUX_MCP_DEFAULT_SERVER",
+        action = clap::ArgAction::SetTrue,
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub default_server: bool,
+
+    /// The tmux program to run.
+    #[arg(long = "tmux", env = "TMUX_MCP_TMUX", default_value = "tmux")]
+    pub tmux_program: String,
+
+    /// history-limit written to the configuration of a tmux server that
+    /// tmux-mcp starts itself (not used for the default server).
+    #[arg(long, env = "TMUX_MCP_HISTORY_LIMIT", default_value_t = 50_000)]
+    pub history_limit: u32,
+
+    /// Most bytes of pane text in one reply; the rest is summarised with
+    /// directions to read it.
+    #[arg(long, env = "TMUX_MCP_MAX_OUTPUT_BYTES", default_value_t = 40_000)]
+    pub max_output_bytes: usize,
+
+    /// Seconds a wait lasts when the call names no timeout.
+    #[arg(long, env = "TMUX_MCP_DEFAULT_WAIT_SECS", default_value_t = 30.0)]
+    pub default_wait_secs: f64,
+
+    /// The longest wait a call may ask for, in seconds.
+    #[arg(long, env = "TMUX_MCP_MAX_WAIT_SECS", default_value_t = 60.0)]
+    pub max_wait_secs: f64,
+
+    /// Bytes of output remembered per followed pane.
+    #[arg(long, env = "TMUX_MCP_PANE_LOG_BYTES", default_value_t = 2 << 20)]
+    pub pane_log_bytes: usize,
+
+    /// Append one JSON line per tool call to this file (created with mode 0600).
+    #[arg(long, env = "TMUX_MCP_AUDIT_LOG")]
+    pub audit_log: Option<PathBuf>,
+
+    /// A regular expression whose matches are masked in pane text returned
+    /// to the model (repeatable; in the variable, one pattern per line). A
+    /// group named `secret` masks only that group.
+    #[arg(long = "redact", env = "TMUX_MCP_REDACT", value_delimiter = '\n')]
+    pub redact: Vec<String>,
+
+    /// Do not apply the built-in secret patterns (API keys, tokens, bearer
+    /// headers, passwords, private keys). Flag only: no environment variable.
+    #[arg(long)]
+    pub no_default_redactions: bool,
+
+    /// Directory for the tmux configuration file tmux-mcp writes (created
+    /// with mode 0700) [default: $XDG_RUNTIME_DIR/tmux-mcp or $TMPDIR/tmux-mcp-UID].
+    #[arg(long, env = "TMUX_MCP_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
+}
+
+/// The validated configuration.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Config {
+    /// The tools served.
+    pub tools: ToolSelection,
+    /// The tmux server the tools act on.
+    pub socket: SocketChoice,
+    /// The tmux program.
+    pub tmux_program: String,
+    /// history-limit for a server tmux-mcp starts.
+    pub history_limit: u32,
+    /// Most bytes of pane text per reply.
+    pub max_output_bytes: usize,
+    /// Wait length when a call names none.
+    pub default_wait: Duration,
+    /// Longest wait a call may ask for.
+    pub max_wait: Duration,
+    /// Bytes of output remembered per followed pane.
+    pub pane_log_bytes: usize,
+    /// Where the audit log goes, if anywhere.
+    pub audit_log: Option<PathBuf>,
+    /// Whether the built-in redaction patterns apply.
+    pub default_redactions: bool,
+    /// Operator redaction patterns.
+    pub extra_redactions: Vec<String>,
+    /// Directory for the generated tmux configuration.
+    pub state_dir: Option<PathBuf>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            tools: ToolSelection::default(),
+            socket: SocketChoice::Named(DEFAULT_SOCKET_NAME.to_owned()),
+            tmux_program: "tmux".to_owned(),
+            history_limit: 50_000,
+            max_output_bytes: 40_000,
+            default_wait: Duration::from_secs(30),
+            max_wait: Duration::from_secs(60),
+            pane_log_bytes: 2 << 20,
+            audit_log: None,
+            default_redactions: true,
+            extra_redactions: Vec::new(),
+            state_dir: None,
+        }
+    }
+}
+
+impl Config {
+    /// The defaults, acting on the server at socket `path` (`tmux -S`).
+    pub fn for_socket_path(path: impl Into<PathBuf>) -> Self {
+        Self {
+            socket: SocketChoice::Path(path.into()),
+            ..Self::default()
+        }
+    }
+
+    /// Validates the command line.
+    pub fn from_cli(cli: &Cli) -> Result<Self, ConfigError> {
+        let tools = ToolSelection::resolve(&cli.toolsets, &cli.tools, &cli.exclude_tools)?;
+        let socket = match (&cli.socket_name, &cli.socket_path, cli.default_server) {
+            (Some(_), Some(_), _) | (Some(_), _, true) | (_, Some(_), true) => {
+                return Err(ConfigError::Conflict(
+                    "choose one of --socket-name, --socket-path and --default-server".into(),
+                ));
+            }
+            (Some(name), None, false) => {
+                if name.is_empty() || name.contains('/') {
+                    return Err(ConfigError::OutOfRange(format!(
+                        "--socket-name {name:?} must be a non-empty name without '/'; use --socket-path for a path"
+                    )));
+                }
+                SocketChoice::Named(name.clone())
+            }
+            (None, Some(path), false) => SocketChoice::Path(path.clone()),
+            (None, None, true) => SocketChoice::Default,
+            (None, None, false) => SocketChoice::Named(DEFAULT_SOCKET_NAME.to_owned()),
+        };
+        let secs = |v: f64, flag: &str| {
+            if v.is_finite() && v > 0.0 && v <= 3600.0 {
+                Ok(Duration::from_secs_f64(v))
+            } else {
+                Err(ConfigError::OutOfRange(format!(
+                    "{flag} must be between 0 and 3600 seconds, not {v}"
+                )))
+            }
+        };
+        let default_wait = secs(cli.default_wait_secs, "--default-wait-secs")?;
+        let max_wait = secs(cli.max_wait_secs, "--max-wait-secs")?;
+        if default_wait > max_wait {
+            return Err(ConfigError::Conflict(format!(
+                "--default-wait-secs ({}) is longer than --max-wait-secs ({})",
+                cli.default_wait_secs, cli.max_wait_secs
+            )));
+        }
+        if cli.max_output_bytes < 1024 {
+            return Err(ConfigError::OutOfRange(
+                "--max-output-bytes must be at least 1024".into(),
+            ));
+        }
+        if cli.pane_log_bytes < 64 * 1024 {
+            return Err(ConfigError::OutOfRange(
+                "--pane-log-bytes must be at least 65536".into(),
+            ));
+        }
+        let extra_redactions: Vec<String> = cli
+            .redact
+            .iter()
+            .filter(|p| !p.trim().is_empty())
+            .cloned()
+            .collect();
+        for pattern in &extra_redactions {
+            if let Err(e) = regex::Regex::new(pattern) {
+                return Err(ConfigError::BadRedaction {
+                    pattern: pattern.clone(),
+                    reason: e.to_string(),
+                });
+            }
+        }
+        Ok(Self {
+            tools,
+            socket,
+            tmux_program: cli.tmux_program.clone(),
+            history_limit: cli.history_limit.max(100),
+            max_output_bytes: cli.max_output_bytes,
+            default_wait,
+            max_wait,
+            pane_log_bytes: cli.pane_log_bytes,
+            audit_log: cli.audit_log.clone(),
+            default_redactions: !cli.no_default_redactions,
+            extra_redactions,
+            state_dir: cli.state_dir.clone(),
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Result<Config, ConfigError> {
+        let mut argv = vec!["tmux-mcp"];
+        argv.extend_from_slice(args);
+        Config::from_cli(&Cli::try_parse_from(argv).unwrap())
+    }
+
+    #[test]
+    fn defaults() {
+        let c = parse(&[]).unwrap();
+        assert_eq!(c.socket, SocketChoice::Named("tmux-mcp".into()));
+        assert!(c.tools.is_enabled("run"));
+        assert!(!c.tools.is_enabled("kill_session"));
+        assert_eq!(c.default_wait, Duration::from_secs(30));
+        assert!(c.default_redactions);
+    }
+
+    #[test]
+    fn sockets_and_conflicts() {
+        assert_eq!(
+            parse(&["--socket-path", "/tmp/x"]).unwrap().socket,
+            SocketChoice::Path("/tmp/x".into())
+        );
+        assert_eq!(
+            parse(&["--default-server"]).unwrap().socket,
+            SocketChoice::Default
+        );
+        assert!(matches!(
+            parse(&["--socket-name", "a", "--default-server"]),
+            Err(ConfigError::Conflict(_))
+        ));
+        assert!(matches!(
+            parse(&["--socket-name", "a", "--socket-path", "/x"]),
+            Err(ConfigError::Conflict(_))
+        ));
+        assert!(parse(&["--socket-name", "a/b"]).is_err());
+    }
+
+    #[test]
+    fn bad_values_are_refused() {
+        assert!(matches!(
+            parse(&["--toolsets", "inspect,bogus"]),
+            Err(ConfigError::UnknownToolset { .. })
+        ));
+        assert!(matches!(
+            parse(&["--redact", "(unclosed"]),
+            Err(ConfigError::BadRedaction { .. })
+        ));
+        assert!(parse(&["--default-wait-secs", "90"]).is_err());
+        assert!(parse(&["--max-output-bytes", "10"]).is_err());
+        let c = parse(&[
+            "--toolsets",
+            "inspect,teardown",
+            "--exclude-tools",
+            "kill_server",
+        ])
+        .unwrap();
+        assert!(c.tools.is_enabled("kill_pane"));
+        assert!(!c.tools.is_enabled("kill_server"));
+        assert!(!c.tools.is_enabled("run"));
+        assert!(
+            !parse(&["--no-default-redactions"])
+                .unwrap()
+                .default_redactions
+        );
+    }
+}

@@ -1,0 +1,37 @@
+//! `tmux-mcp`: an MCP server that gives AI agents tmux terminals, built on
+//! [`tmux_control`] (one persistent control-mode connection per server).
+//!
+//! The binary serves [`TmuxMcp`] over stdio. Tools come in four toolsets
+//! ([`toolsets`]): `inspect`, `manage`, `execute` (the default three) and
+//! `teardown`. By default the server drives its own tmux server on the
+//! socket `tmux -L tmux-mcp`, started on the first tool call that needs it.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use rmcp::ServiceExt as _;
+//! use tmux_control_mcp::{Config, TmuxMcp};
+//! let server = TmuxMcp::new(Config::default())?;
+//! server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+//! # Ok(()) }
+//! ```
+
+pub mod audit;
+mod backend;
+pub mod config;
+pub mod guard;
+pub mod markers;
+pub mod redact;
+pub mod reply;
+mod server;
+pub mod text;
+pub mod tools;
+pub mod toolsets;
+mod wait;
+
+pub use backend::HOME_SESSION;
+pub use config::{Cli, Config, ConfigError, SocketChoice};
+pub use server::{SERVER_NAME, StartError, TmuxMcp};
+pub use wait::{CallCtx, Waited};
+
+#[cfg(test)]
+mod tests;

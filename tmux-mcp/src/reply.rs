@@ -1,0 +1,109 @@
+//! Tool replies: structured content with a concise text form, and errors a
+//! model can act on.
+
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// A reply's concise text form (the `content` text block). The structured
+/// content carries every field; the text is what a model reads first.
+pub trait Summary {
+    /// The text form.
+    fn summary(&self) -> String;
+}
+
+/// A structured reply. Like `rmcp::Json`, it puts `T` in
+/// `structuredContent` and the tool macro derives the output schema from
+/// `T` (the macro recognises the name `Json`); unlike it, the text content
+/// is [`Summary::summary`] instead of a copy of the JSON.
+#[derive(Debug, Clone)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize + JsonSchema + Summary + 'static> IntoCallToolResult for Json<T> {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let text = self.0.summary();
+        let value = serde_json::to_value(&self.0).map_err(|e| {
+            rmcp::ErrorData::internal_error(format!("cannot serialise the reply: {e}"), None)
+        })?;
+        let mut result = CallToolResult::structured(value);
+        result.content = vec![ContentBlock::text(text)];
+        Ok(result.into())
+    }
+}
+
+/// A failed tool call, as the model sees it: what failed, why, and what to
+/// do next. Returned as a tool result with `isError: true`, never as a
+/// protocol error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{what} failed: {why}. {next}")]
+pub struct ToolError {
+    /// What was attempted.
+    pub what: String,
+    /// Why it failed.
+    pub why: String,
+    /// What to do next.
+    pub next: String,
+}
+
+impl ToolError {
+    /// A new error.
+    pub fn new(what: impl Into<String>, why: impl Into<String>, next: impl Into<String>) -> Self {
+        Self {
+            what: what.into(),
+            why: why.into(),
+            next: next.into(),
+        }
+    }
+
+    /// An error from tmux or the connection, with advice chosen from the
+    /// kind of failure.
+    pub fn tmux(what: impl Into<String>, error: &tmux_control::Error) -> Self {
+        use tmux_control::Error as E;
+        let what = what.into();
+        match error {
+            E::Command { message, .. } => {
+                let next = if message.contains("can't find") || message.contains("not found") {
+                    "Call list_terminals to see the current sessions, windows and panes, and use their ids"
+                } else {
+                    "Check the arguments against the tool's description and try again"
+                };
+                Self::new(what, format!("tmux said: {message}"), next)
+            }
+            E::Closed(closed) => Self::new(
+                what,
+                closed.to_string(),
+                "The tmux server went away (killed or crashed). The next call reconnects, starting a fresh server if needed; ids from before are gone, so call list_terminals",
+            ),
+            E::Spawn { program, source } => Self::new(
+                what,
+                format!("cannot start {program}: {source}"),
+                "Install tmux, or start tmux-mcp with --tmux /path/to/tmux",
+            ),
+            E::InvalidArgument(why) => Self::new(
+                what,
+                why.clone(),
+                "Change the argument as described and try again",
+            ),
+            E::Timeout(d) => Self::new(
+                what,
+                format!("tmux did not answer within {d:?}"),
+                "Try again",
+            ),
+            other => Self::new(
+                what,
+                other.to_string(),
+                "Try again; if it persists, call list_terminals to check the state",
+            ),
+        }
+    }
+}
+
+impl IntoCallToolResult for ToolError {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        Ok(CallToolResult::error(vec![ContentBlock::text(self.to_string())]).into())
+    }
+}
+
+/// Shorthand for tool results.
+pub type ToolResult<T> = Result<Json<T>, ToolError>;

@@ -1,0 +1,975 @@
+//! The `inspect` toolset: read tmux state and pane output (the waits are in
+//! [`crate::tools::waits`]). Nothing here sends input or changes tmux.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::time::Duration;
+
+use regex::RegexBuilder;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tmux_control::command::{CapturePane, ListPanes, ListSessions, ListWindows, Raw};
+
+use crate::reply::{Json, Summary, ToolError};
+use crate::server::TmuxMcp;
+use crate::text::{cook, keep_last_lines, trim_trailing_blank};
+
+// ---------------------------------------------------------------- list_terminals
+
+const LIST_TERMINALS: &str = "List every terminal on the tmux server tmux-mcp drives: sessions, their windows and panes, with each pane's id, size, foreground command, working directory, title, whether its program has exited (and the exit status), whether it is in copy mode or on the alternate screen (a full-screen program), and its output cursor if it is followed. \
+Use it first to find targets, and whenever an id stops working. \
+Returns a tree (sessions > windows > panes) and the command a human runs to watch each session. tmux-mcp's own control session is hidden unless include_internal is true. \
+Fails only if tmux cannot be reached.";
+
+/// Arguments of `list_terminals`.
+#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListTerminalsArgs {
+    /// Also list tmux-mcp's own control session (default false).
+    #[serde(default)]
+    pub include_internal: bool,
+}
+
+/// A pane in `list_terminals`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PaneEntry {
+    /// Pane id, like `%3`: the most reliable target.
+    pub id: String,
+    /// Index in its window.
+    pub index: u32,
+    /// The window's active pane.
+    pub active: bool,
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Foreground command (`bash`, `vim`, …).
+    pub command: String,
+    /// Working directory of the foreground process.
+    pub cwd: String,
+    /// Pane title (secrets masked).
+    pub title: String,
+    /// Process id of the pane's program.
+    pub pid: Option<u32>,
+    /// The program has exited; the pane is kept so its output and status stay readable.
+    pub dead: bool,
+    /// Exit status of a dead pane's program.
+    pub exit_status: Option<i32>,
+    /// In copy mode (or another tmux mode): typed text would go to the mode.
+    pub in_mode: bool,
+    /// On the alternate screen: a full-screen program (editor, pager, TUI) is running.
+    pub alternate_screen: bool,
+    /// Lines of scrollback history.
+    pub history_lines: u32,
+    /// Current end of its followed output (a cursor for wait_for_output / read_output), if followed.
+    pub cursor: Option<u64>,
+}
+
+/// A window in `list_terminals`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct WindowEntry {
+    /// Window id, like `@2`.
+    pub id: String,
+    /// Index in its session.
+    pub index: u32,
+    /// Name.
+    pub name: String,
+    /// The session's current window.
+    pub active: bool,
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// A pane is zoomed.
+    pub zoomed: bool,
+    /// Its panes.
+    pub panes: Vec<PaneEntry>,
+}
+
+/// A session in `list_terminals`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SessionEntry {
+    /// Session id, like `$1`.
+    pub id: String,
+    /// Name.
+    pub name: String,
+    /// Terminal clients (humans) attached to it; control clients are not counted.
+    pub attached_clients: u32,
+    /// Created, in seconds since the epoch.
+    pub created: u64,
+    /// tmux-mcp's own control session.
+    pub internal: bool,
+    /// How a human attaches to watch it.
+    pub attach_command: String,
+    /// Its windows.
+    pub windows: Vec<WindowEntry>,
+}
+
+/// Result of `list_terminals`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ListTerminalsResult {
+    /// The tmux server, like `tmux -L tmux-mcp`.
+    pub server: String,
+    /// The sessions.
+    pub sessions: Vec<SessionEntry>,
+}
+
+impl Summary for ListTerminalsResult {
+    fn summary(&self) -> String {
+        let mut s = format!("{}: {} session(s)", self.server, self.sessions.len());
+        if self.sessions.is_empty() {
+            s.push_str(". Create one with create_terminal.");
+        }
+        for session in &self.sessions {
+            let _ = write!(
+                s,
+                "\nsession {} {:?}{}{} — watch: {}",
+                session.id,
+                session.name,
+                if session.internal { " (internal)" } else { "" },
+                if session.attached_clients > 0 {
+                    format!(", {} human client(s) attached", session.attached_clients)
+                } else {
+                    String::new()
+                },
+                session.attach_command
+            );
+            for w in &session.windows {
+                let _ = write!(
+                    s,
+                    "\n  window {} {}:{:?} {}x{}{}",
+                    w.id,
+                    w.index,
+                    w.name,
+                    w.width,
+                    w.height,
+                    if w.active { " (current)" } else { "" }
+                );
+                for p in &w.panes {
+                    let mut state = Vec::new();
+                    if p.active {
+                        state.push("active".to_owned());
+                    }
+                    if p.dead {
+                        state.push(format!(
+                            "exited {}",
+                            p.exit_status
+                                .map_or_else(|| "?".to_owned(), |x| x.to_string())
+                        ));
+                    }
+                    if p.in_mode {
+                        state.push("copy-mode".into());
+                    }
+                    if p.alternate_screen {
+                        state.push("full-screen".into());
+                    }
+                    if let Some(c) = p.cursor {
+                        state.push(format!("cursor={c}"));
+                    }
+                    let _ = write!(
+                        s,
+                        "\n    pane {} {}x{} {} in {}{}",
+                        p.id,
+                        p.width,
+                        p.height,
+                        p.command,
+                        p.cwd,
+                        if state.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" [{}]", state.join(", "))
+                        }
+                    );
+                }
+            }
+        }
+        s
+    }
+}
+
+// ---------------------------------------------------------------- capture_screen
+
+const CAPTURE_SCREEN: &str = "Capture what a pane shows: by default the visible screen as plain text, as a human would see it now. \
+Use it to look at full-screen programs (editors, TUIs, prompts) and the current state of any terminal. \
+For history, give start/end line numbers (0 is the top visible line, negative numbers go back into the scrollback: start=-100 is 100 lines up) or whole_history=true. escapes=true keeps colours and attributes as ANSI escape codes. \
+Returns the lines as text with their line numbers (first_line..last_line), the pane size, cursor position, whether it is in copy mode or on the alternate screen, and a cursor for wait_for_output. Trailing blank lines are dropped. Secrets are masked. When the text is over the size limit, the oldest lines are left out and the reply says which line numbers to ask for. \
+Fails if the target does not exist.";
+
+/// Arguments of `capture_screen`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CaptureScreenArgs {
+    /// The pane: an id like `%3` (a window `@2` or session `$1` means its active pane) or an exact name `session`, `session:window`, `session:window.pane`.
+    pub target: String,
+    /// First line to capture: 0 is the top of the visible screen, negative numbers reach back into the scrollback.
+    pub start: Option<i32>,
+    /// Last line to capture (default: the bottom of the visible screen).
+    pub end: Option<i32>,
+    /// Capture the whole scrollback and the screen (overrides start/end).
+    #[serde(default)]
+    pub whole_history: bool,
+    /// Keep colours and attributes as ANSI escape sequences (default false: plain text).
+    #[serde(default)]
+    pub escapes: bool,
+    /// Most bytes of text to return (default and maximum: the server's limit, 40000 unless configured).
+    pub max_bytes: Option<usize>,
+}
+
+/// Result of `capture_screen`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct CaptureScreenResult {
+    /// The pane captured.
+    pub pane: String,
+    /// The captured lines joined with newlines (secrets masked).
+    pub text: String,
+    /// Line number of the first line in `text`.
+    pub first_line: i32,
+    /// Line number of the last line in `text`.
+    pub last_line: i32,
+    /// Lines left out at the start because of the size limit.
+    pub omitted_lines: u32,
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Cursor column.
+    pub cursor_x: u32,
+    /// Cursor row.
+    pub cursor_y: u32,
+    /// Lines of scrollback above the screen.
+    pub history_lines: u32,
+    /// In copy mode (or another tmux mode).
+    pub in_mode: bool,
+    /// On the alternate screen (a full-screen program).
+    pub alternate_screen: bool,
+    /// The pane's program has exited.
+    pub dead: bool,
+    /// Output cursor at capture time: wait_for_output from here sees only newer output.
+    pub cursor: u64,
+}
+
+impl Summary for CaptureScreenResult {
+    fn summary(&self) -> String {
+        let mut s = format!(
+            "Pane {} ({}x{}, cursor at column {} row {}{}{}{}), lines {}..{}, cursor={}",
+            self.pane,
+            self.width,
+            self.height,
+            self.cursor_x,
+            self.cursor_y,
+            if self.alternate_screen {
+                ", full-screen program"
+            } else {
+                ""
+            },
+            if self.in_mode { ", in copy mode" } else { "" },
+            if self.dead { ", program exited" } else { "" },
+            self.first_line,
+            self.last_line,
+            self.cursor
+        );
+        if self.omitted_lines > 0 {
+            let _ = write!(
+                s,
+                "\n[{} earlier lines left out (size limit); ask with start={} end={}]",
+                self.omitted_lines,
+                self.first_line - i32::try_from(self.omitted_lines).unwrap_or(i32::MAX),
+                self.first_line - 1
+            );
+        }
+        s.push_str(":\n");
+        s.push_str(&self.text);
+        s
+    }
+}
+
+// ---------------------------------------------------------------- read_output
+
+const READ_OUTPUT: &str = "Read a pane's output history as plain text (escape codes removed, carriage-return overwrites applied). \
+Two ways: (1) with cursor: everything the pane wrote since that cursor (cursors come from other replies: create_terminal, send_text, run, wait_for_output…), exactly once and in order; page through long output by calling again with next_cursor while more is true. This reads tmux-mcp's own log of the pane's output, which starts when tmux-mcp first touched the pane. \
+(2) without cursor: the last last_lines lines (default 100) of the pane's rendered scrollback, including history from before tmux-mcp followed the pane. \
+raw=true returns escape codes too. Returns text, next_cursor (where to continue), more (whether more is already available), and missed_bytes if the log no longer holds the start of what you asked for. Secrets are masked. \
+Fails if the target does not exist.";
+
+/// Arguments of `read_output`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadOutputArgs {
+    /// The pane: an id like `%3` or an exact name `session`, `session:window.pane`.
+    pub target: String,
+    /// Read the output log from this cursor (from an earlier reply). Without it, read the last lines of the scrollback.
+    pub cursor: Option<u64>,
+    /// Without cursor: how many lines to return (default 100, at most 10000).
+    pub last_lines: Option<u32>,
+    /// Keep escape sequences (default false).
+    #[serde(default)]
+    pub raw: bool,
+    /// Most bytes of text to return (default and maximum: the server's limit).
+    pub max_bytes: Option<usize>,
+}
+
+/// Where `read_output` read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputSource {
+    /// tmux-mcp's log of the pane's output, by cursor.
+    Log,
+    /// tmux's rendered scrollback.
+    Scrollback,
+}
+
+/// Result of `read_output`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ReadOutputResult {
+    /// The pane read.
+    pub pane: String,
+    /// Where the text came from.
+    pub source: OutputSource,
+    /// The text (secrets masked).
+    pub text: String,
+    /// Log only: the cursor the text starts at (later than asked if bytes were missed).
+    pub from_cursor: Option<u64>,
+    /// Where to continue reading (or waiting) from.
+    pub next_cursor: u64,
+    /// More output is already available after next_cursor.
+    pub more: bool,
+    /// Bytes between the asked cursor and from_cursor that the log no longer holds.
+    pub missed_bytes: u64,
+    /// Scrollback only: lines left out at the start because of the size limit.
+    pub omitted_lines: u32,
+}
+
+impl Summary for ReadOutputResult {
+    fn summary(&self) -> String {
+        let mut s = match self.source {
+            OutputSource::Log => format!(
+                "Output of {} from cursor {} to {}{}",
+                self.pane,
+                self.from_cursor.unwrap_or(0),
+                self.next_cursor,
+                if self.more {
+                    " (more available: call again with cursor=next_cursor)"
+                } else {
+                    ""
+                }
+            ),
+            OutputSource::Scrollback => format!(
+                "Last lines of {}'s scrollback; new output will start at cursor={}",
+                self.pane, self.next_cursor
+            ),
+        };
+        if self.missed_bytes > 0 {
+            let _ = write!(
+                s,
+                "; {} earlier bytes are no longer held",
+                self.missed_bytes
+            );
+        }
+        if self.omitted_lines > 0 {
+            let _ = write!(
+                s,
+                "; {} older lines left out (size limit)",
+                self.omitted_lines
+            );
+        }
+        s.push_str(":\n");
+        s.push_str(&self.text);
+        s
+    }
+}
+
+// ---------------------------------------------------------------- search_output
+
+const SEARCH_OUTPUT: &str = "Search a pane's whole scrollback and screen for a regular expression (Rust regex syntax) or, with literal=true, a plain string. \
+Use it to find an error, a URL or a value in long output without reading it all. \
+Returns each matching line with its line number (negative = in the scrollback; pass it to capture_screen start/end to read around it) and context_lines lines before and after (default 2). At most max_matches matches (default 50); total_matches tells how many there were. Secrets in the returned lines are masked. \
+Fails if the pattern is not a valid regex or the target does not exist.";
+
+/// Arguments of `search_output`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchOutputArgs {
+    /// The pane: an id like `%3` or an exact name.
+    pub target: String,
+    /// What to look for: a regular expression, or a plain string with literal=true.
+    pub pattern: String,
+    /// Treat pattern as a plain string (default false).
+    #[serde(default)]
+    pub literal: bool,
+    /// Ignore case (default false).
+    #[serde(default)]
+    pub ignore_case: bool,
+    /// Lines of context before and after each match (default 2, at most 20).
+    pub context_lines: Option<u32>,
+    /// Most matches to return (default 50, at most 500).
+    pub max_matches: Option<u32>,
+}
+
+/// One match of `search_output`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchMatch {
+    /// Line number (0 = top of the visible screen, negative = scrollback).
+    pub line: i32,
+    /// The matching line.
+    pub text: String,
+    /// Lines just before it.
+    pub before: Vec<String>,
+    /// Lines just after it.
+    pub after: Vec<String>,
+}
+
+/// Result of `search_output`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SearchOutputResult {
+    /// The pane searched.
+    pub pane: String,
+    /// The matches returned.
+    pub matches: Vec<SearchMatch>,
+    /// How many lines matched in all.
+    pub total_matches: u32,
+    /// Matches were left out (max_matches or the size limit).
+    pub truncated: bool,
+    /// Lines searched.
+    pub searched_lines: u32,
+}
+
+impl Summary for SearchOutputResult {
+    fn summary(&self) -> String {
+        let mut s = format!(
+            "{} matching line(s) in {} lines of pane {}{}",
+            self.total_matches,
+            self.searched_lines,
+            self.pane,
+            if self.truncated {
+                format!(" (showing {})", self.matches.len())
+            } else {
+                String::new()
+            }
+        );
+        for m in &self.matches {
+            s.push_str("\n--");
+            let first = m.line - i32::try_from(m.before.len()).unwrap_or(0);
+            for (i, l) in m.before.iter().enumerate() {
+                let _ = write!(s, "\n{:>6}  {l}", first + i32::try_from(i).unwrap_or(0));
+            }
+            let _ = write!(s, "\n{:>6}> {}", m.line, m.text);
+            for (i, l) in m.after.iter().enumerate() {
+                let _ = write!(
+                    s,
+                    "\n{:>6}  {l}",
+                    m.line + 1 + i32::try_from(i).unwrap_or(0)
+                );
+            }
+        }
+        s
+    }
+}
+
+// ---------------------------------------------------------------- pane_info
+
+const PANE_INFO: &str = "Everything about one pane: ids and indexes, foreground command, working directory, title, process id, size, cursor position, whether its program has exited and with what status, whether it is in copy mode or on the alternate screen (full-screen program), scrollback size, whether tmux-mcp follows its output and the current output cursor, and how a human attaches to watch it. \
+Use it before typing into a pane you did not create, or to check whether a program is still running. \
+Fails if the target does not exist.";
+
+/// Arguments of `pane_info`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PaneInfoArgs {
+    /// The pane: an id like `%3` or an exact name.
+    pub target: String,
+}
+
+/// Result of `pane_info`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PaneInfoResult {
+    /// Pane id.
+    pub pane: String,
+    /// Window id.
+    pub window: String,
+    /// Session id.
+    pub session: String,
+    /// Session name.
+    pub session_name: String,
+    /// Window index in the session.
+    pub window_index: u32,
+    /// Pane index in the window.
+    pub pane_index: u32,
+    /// Foreground command.
+    pub command: String,
+    /// Working directory of the foreground process.
+    pub cwd: String,
+    /// Title (secrets masked).
+    pub title: String,
+    /// Process id of the pane's program.
+    pub pid: Option<u32>,
+    /// Columns.
+    pub width: u32,
+    /// Rows.
+    pub height: u32,
+    /// Cursor column.
+    pub cursor_x: u32,
+    /// Cursor row.
+    pub cursor_y: u32,
+    /// The program has exited.
+    pub dead: bool,
+    /// Its exit status, when it has exited.
+    pub exit_status: Option<i32>,
+    /// In copy mode (or another tmux mode).
+    pub in_mode: bool,
+    /// On the alternate screen (a full-screen program).
+    pub alternate_screen: bool,
+    /// The window's active pane.
+    pub active: bool,
+    /// Lines of scrollback.
+    pub history_lines: u32,
+    /// Current end of the followed output: a cursor for wait_for_output / read_output.
+    pub cursor: u64,
+    /// How a human attaches to watch it.
+    pub attach_command: String,
+}
+
+impl Summary for PaneInfoResult {
+    fn summary(&self) -> String {
+        format!(
+            "Pane {} (window {} {}:{}, session {} {:?}): {} in {}, {}x{}, cursor at {},{}{}{}{}; output cursor={}; watch: {}",
+            self.pane,
+            self.window,
+            self.window_index,
+            self.pane_index,
+            self.session,
+            self.session_name,
+            self.command,
+            self.cwd,
+            self.width,
+            self.height,
+            self.cursor_x,
+            self.cursor_y,
+            if self.dead {
+                format!(
+                    ", program exited with status {}",
+                    self.exit_status
+                        .map_or_else(|| "?".to_owned(), |s| s.to_string())
+                )
+            } else {
+                String::new()
+            },
+            if self.in_mode { ", in copy mode" } else { "" },
+            if self.alternate_screen {
+                ", full-screen program"
+            } else {
+                ""
+            },
+            self.cursor,
+            self.attach_command
+        )
+    }
+}
+
+pub(crate) fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+pub(crate) fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+pub(crate) fn cancelled(what: &str) -> ToolError {
+    ToolError::new(what, "the client cancelled the request", "Nothing to do")
+}
+
+/// Builds the regex for a wait or search.
+pub(crate) fn pattern_source(pattern: &str, literal: bool, ignore_case: bool) -> String {
+    let body = if literal {
+        regex::escape(pattern)
+    } else {
+        pattern.to_owned()
+    };
+    format!("(?m{}){body}", if ignore_case { "i" } else { "" })
+}
+
+// ---------------------------------------------------------------- the tools
+
+#[tool_router(router = inspect_router, vis = "pub(crate)")]
+impl TmuxMcp {
+    #[tool(description = LIST_TERMINALS, annotations(title = "List terminals", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn list_terminals(
+        &self,
+        Parameters(args): Parameters<ListTerminalsArgs>,
+    ) -> Result<Json<ListTerminalsResult>, ToolError> {
+        self.list_terminals_impl(args).await
+    }
+
+    #[tool(description = CAPTURE_SCREEN, annotations(title = "Capture screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn capture_screen(
+        &self,
+        Parameters(args): Parameters<CaptureScreenArgs>,
+    ) -> Result<Json<CaptureScreenResult>, ToolError> {
+        self.capture_screen_impl(args).await
+    }
+
+    #[tool(description = READ_OUTPUT, annotations(title = "Read output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn read_output(
+        &self,
+        Parameters(args): Parameters<ReadOutputArgs>,
+    ) -> Result<Json<ReadOutputResult>, ToolError> {
+        self.read_output_impl(args).await
+    }
+
+    #[tool(description = SEARCH_OUTPUT, annotations(title = "Search output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn search_output(
+        &self,
+        Parameters(args): Parameters<SearchOutputArgs>,
+    ) -> Result<Json<SearchOutputResult>, ToolError> {
+        self.search_output_impl(args).await
+    }
+
+    #[tool(description = PANE_INFO, annotations(title = "Pane info", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    async fn pane_info(
+        &self,
+        Parameters(args): Parameters<PaneInfoArgs>,
+    ) -> Result<Json<PaneInfoResult>, ToolError> {
+        self.pane_info_impl(args).await
+    }
+}
+
+impl TmuxMcp {
+    pub(crate) async fn list_terminals_impl(
+        &self,
+        args: ListTerminalsArgs,
+    ) -> Result<Json<ListTerminalsResult>, ToolError> {
+        let what = "Listing terminals";
+        let conn = self.conn().await?;
+        let t = &conn.tmux;
+        let err = |e: tmux_control::Error| ToolError::tmux(what, &e);
+        let sessions = t.run(ListSessions::new()).await.map_err(err)?;
+        let windows = t.run(ListWindows::all()).await.map_err(err)?;
+        let panes = t.run(ListPanes::all()).await.map_err(err)?;
+        let clients = t
+            .run(Raw::new("list-clients").args(["-F", "#{session_id} #{client_control_mode}"]))
+            .await
+            .map_err(err)?;
+        let mut humans: HashMap<String, u32> = HashMap::new();
+        for line in clients {
+            let line = String::from_utf8_lossy(&line).into_owned();
+            if let Some((session, control)) = line.split_once(' ')
+                && control != "1"
+            {
+                *humans.entry(session.to_owned()).or_default() += 1;
+            }
+        }
+        let cursors = conn.followed_cursors().await;
+        let mut by_window: BTreeMap<(u32, u32), Vec<PaneEntry>> = BTreeMap::new();
+        for p in panes {
+            by_window
+                .entry((p.session.0, p.window.0))
+                .or_default()
+                .push(PaneEntry {
+                    id: p.id.to_string(),
+                    index: p.index,
+                    active: p.active,
+                    width: p.width,
+                    height: p.height,
+                    command: p.current_command.clone(),
+                    cwd: p.current_path.display().to_string(),
+                    title: self.redact(&p.title),
+                    pid: p.pid,
+                    dead: p.dead,
+                    exit_status: p.dead_status,
+                    in_mode: p.in_mode,
+                    alternate_screen: p.alternate_on,
+                    history_lines: p.history_size,
+                    cursor: cursors.get(&p.id).copied(),
+                });
+        }
+        let mut by_session: BTreeMap<u32, Vec<WindowEntry>> = BTreeMap::new();
+        for w in windows {
+            let mut panes = by_window.remove(&(w.session.0, w.id.0)).unwrap_or_default();
+            panes.sort_by_key(|p| p.index);
+            by_session
+                .entry(w.session.0)
+                .or_default()
+                .push(WindowEntry {
+                    id: w.id.to_string(),
+                    index: w.index,
+                    name: w.name.clone(),
+                    active: w.active,
+                    width: w.width,
+                    height: w.height,
+                    zoomed: w.zoomed,
+                    panes,
+                });
+        }
+        let mut out = Vec::new();
+        for s in sessions {
+            let internal = s.id == conn.home.0;
+            if internal && !args.include_internal {
+                continue;
+            }
+            let mut windows = by_session.remove(&s.id.0).unwrap_or_default();
+            windows.sort_by_key(|w| w.index);
+            out.push(SessionEntry {
+                id: s.id.to_string(),
+                attach_command: self.inner.backend.attach_command(&s.name),
+                name: s.name,
+                attached_clients: humans.get(&s.id.to_string()).copied().unwrap_or(0),
+                created: s.created,
+                internal,
+                windows,
+            });
+        }
+        out.sort_by_key(|s| s.created);
+        Ok(Json(ListTerminalsResult {
+            server: self.inner.backend.describe(),
+            sessions: out,
+        }))
+    }
+
+    pub(crate) async fn capture_screen_impl(
+        &self,
+        args: CaptureScreenArgs,
+    ) -> Result<Json<CaptureScreenResult>, ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(&args.target).await?;
+        let what = format!("Capturing pane {}", r.pane);
+        let po = conn.follow(r.pane).await?;
+        let row = conn.pane_row(r.pane).await?;
+        let mut cmd = CapturePane::new(r.pane);
+        if args.whole_history {
+            cmd = cmd.whole_history();
+        } else {
+            if let Some(start) = args.start {
+                cmd = cmd.start(start);
+            }
+            if let Some(end) = args.end {
+                cmd = cmd.end(end);
+            }
+        }
+        if args.escapes {
+            cmd = cmd.escapes();
+        }
+        let raw = conn
+            .tmux
+            .run(cmd)
+            .await
+            .map_err(|e| ToolError::tmux(what, &e))?;
+        let mut lines: Vec<String> = raw
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        let bottom = i32::try_from(row.height).unwrap_or(i32::MAX) - 1;
+        let mut last_line = match (args.whole_history, args.end) {
+            (false, Some(end)) => end.min(bottom),
+            _ => bottom,
+        };
+        let count = i32::try_from(lines.len()).unwrap_or(i32::MAX);
+        let first_line = last_line - count + 1;
+        let before = lines.len();
+        trim_trailing_blank(&mut lines);
+        last_line -= i32::try_from(before - lines.len()).unwrap_or(0);
+        let redacted: Vec<String> = lines.iter().map(|l| self.redact(l)).collect();
+        let (dropped, text) = keep_last_lines(&redacted, self.budget(args.max_bytes));
+        Ok(Json(CaptureScreenResult {
+            pane: r.pane.to_string(),
+            text,
+            first_line: first_line + i32::try_from(dropped).unwrap_or(0),
+            last_line: last_line.max(first_line),
+            omitted_lines: u32::try_from(dropped).unwrap_or(u32::MAX),
+            width: row.width,
+            height: row.height,
+            cursor_x: row.cursor_x,
+            cursor_y: row.cursor_y,
+            history_lines: row.history_size,
+            in_mode: row.in_mode,
+            alternate_screen: row.alternate_on,
+            dead: row.dead,
+            cursor: po.end_offset(),
+        }))
+    }
+
+    pub(crate) async fn read_output_impl(
+        &self,
+        args: ReadOutputArgs,
+    ) -> Result<Json<ReadOutputResult>, ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(&args.target).await?;
+        let po = conn.follow(r.pane).await?;
+        let budget = self.budget(args.max_bytes);
+        if let Some(cursor) = args.cursor {
+            let end = po.end_offset();
+            let start = po.start_offset();
+            if cursor > end {
+                return Err(ToolError::new(
+                    format!("Reading pane {} from cursor {cursor}", r.pane),
+                    format!("the pane's output only reaches cursor {end}"),
+                    "Use a cursor from a reply about this pane, or omit cursor to read the last lines",
+                ));
+            }
+            let from = cursor.max(start);
+            let (at, raw) = po.read_from(from, budget);
+            let mut take = raw.len();
+            if at + raw.len() as u64 != end
+                && let Some(p) = raw.iter().rposition(|&b| b == b'\n')
+                && p + 1 >= raw.len() / 2
+            {
+                take = p + 1;
+            }
+            let raw = &raw[..take];
+            let text = if args.raw {
+                String::from_utf8_lossy(raw).into_owned()
+            } else {
+                cook(raw)
+            };
+            let next = at + take as u64;
+            return Ok(Json(ReadOutputResult {
+                pane: r.pane.to_string(),
+                source: OutputSource::Log,
+                text: self.redact(&text),
+                from_cursor: Some(at),
+                next_cursor: next,
+                more: next < po.end_offset(),
+                missed_bytes: at.saturating_sub(cursor),
+                omitted_lines: 0,
+            }));
+        }
+        let n = args.last_lines.unwrap_or(100).clamp(1, 10_000);
+        let mut cmd = CapturePane::new(r.pane)
+            .start(-i32::try_from(n).unwrap_or(10_000))
+            .to_visible_end();
+        if args.raw {
+            cmd = cmd.escapes();
+        }
+        let next_cursor = po.end_offset();
+        let raw = conn
+            .tmux
+            .run(cmd)
+            .await
+            .map_err(|e| ToolError::tmux(format!("Reading pane {}", r.pane), &e))?;
+        let mut lines: Vec<String> = raw
+            .iter()
+            .map(|l| self.redact(&String::from_utf8_lossy(l)))
+            .collect();
+        trim_trailing_blank(&mut lines);
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        if lines.len() > n {
+            lines.drain(..lines.len() - n);
+        }
+        let (dropped, text) = keep_last_lines(&lines, budget);
+        Ok(Json(ReadOutputResult {
+            pane: r.pane.to_string(),
+            source: OutputSource::Scrollback,
+            text,
+            from_cursor: None,
+            next_cursor,
+            more: false,
+            missed_bytes: 0,
+            omitted_lines: u32::try_from(dropped).unwrap_or(u32::MAX),
+        }))
+    }
+
+    pub(crate) async fn search_output_impl(
+        &self,
+        args: SearchOutputArgs,
+    ) -> Result<Json<SearchOutputResult>, ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(&args.target).await?;
+        let what = format!("Searching pane {}", r.pane);
+        let re = RegexBuilder::new(&pattern_source(&args.pattern, args.literal, args.ignore_case))
+            .size_limit(1 << 22)
+            .build()
+            .map_err(|e| ToolError::new(what.clone(), format!("the pattern is not a valid regular expression: {e}"), "Fix the pattern (Rust regex syntax), or pass literal=true to search for the text as is"))?;
+        conn.follow(r.pane).await?;
+        let row = conn.pane_row(r.pane).await?;
+        let raw = conn
+            .tmux
+            .run(CapturePane::new(r.pane).whole_history())
+            .await
+            .map_err(|e| ToolError::tmux(what, &e))?;
+        let lines: Vec<String> = raw
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).into_owned())
+            .collect();
+        let hist = i64::try_from(lines.len()).unwrap_or(0) - i64::from(row.height);
+        let ctx = usize::try_from(args.context_lines.unwrap_or(2).min(20)).unwrap_or(2);
+        let max = usize::try_from(args.max_matches.unwrap_or(50).clamp(1, 500)).unwrap_or(50);
+        let budget = self.budget(None);
+        let mut used = 0usize;
+        let mut matches = Vec::new();
+        let mut total = 0u32;
+        let mut truncated = false;
+        for (i, line) in lines.iter().enumerate() {
+            if !re.is_match(line) {
+                continue;
+            }
+            total += 1;
+            if matches.len() >= max || used > budget {
+                truncated = true;
+                continue;
+            }
+            let before: Vec<String> = lines[i.saturating_sub(ctx)..i]
+                .iter()
+                .map(|l| self.redact(l))
+                .collect();
+            let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(lines.len())]
+                .iter()
+                .map(|l| self.redact(l))
+                .collect();
+            let text = self.redact(line);
+            used += text.len()
+                + before
+                    .iter()
+                    .chain(&after)
+                    .map(|l| l.len() + 1)
+                    .sum::<usize>();
+            matches.push(SearchMatch {
+                line: i32::try_from(i64::try_from(i).unwrap_or(0) - hist).unwrap_or(0),
+                text,
+                before,
+                after,
+            });
+        }
+        Ok(Json(SearchOutputResult {
+            pane: r.pane.to_string(),
+            matches,
+            total_matches: total,
+            truncated,
+            searched_lines: u32::try_from(lines.len()).unwrap_or(u32::MAX),
+        }))
+    }
+
+    pub(crate) async fn pane_info_impl(
+        &self,
+        args: PaneInfoArgs,
+    ) -> Result<Json<PaneInfoResult>, ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(&args.target).await?;
+        let po = conn.follow(r.pane).await?;
+        let row = conn.pane_row(r.pane).await?;
+        Ok(Json(PaneInfoResult {
+            pane: r.pane.to_string(),
+            window: r.window.to_string(),
+            session: r.session.to_string(),
+            attach_command: self.inner.backend.attach_command(&r.session_name),
+            session_name: r.session_name,
+            window_index: r.window_index,
+            pane_index: r.pane_index,
+            command: row.current_command,
+            cwd: row.current_path.display().to_string(),
+            title: self.redact(&row.title),
+            pid: row.pid,
+            width: row.width,
+            height: row.height,
+            cursor_x: row.cursor_x,
+            cursor_y: row.cursor_y,
+            dead: row.dead,
+            exit_status: row.dead_status,
+            in_mode: row.in_mode,
+            alternate_screen: row.alternate_on,
+            active: row.active,
+            history_lines: row.history_size,
+            cursor: po.end_offset(),
+        }))
+    }
+}

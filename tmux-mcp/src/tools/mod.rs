@@ -1,0 +1,398 @@
+//! The tools, one module per toolset, and what they share.
+
+pub mod execute;
+pub mod inspect;
+pub mod manage;
+pub mod run;
+pub mod teardown;
+pub mod waits;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tmux_control::command::{Key, PasteBuffer, Raw, SendKeys, SetBuffer};
+use tmux_control::{PaneId, PaneOutput};
+
+use crate::backend::{Conn, Resolved};
+use crate::guard::Relation;
+use crate::reply::ToolError;
+use crate::server::TmuxMcp;
+use crate::text::{cook, cut_head, cut_tail};
+
+/// What the self-kill guard is asked about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Guarded {
+    /// Typing into a pane (send_text, send_keys, paste_text, run).
+    Input,
+    /// Respawning a pane.
+    Respawn,
+    /// Killing a pane.
+    KillPane,
+    /// Killing a window.
+    KillWindow,
+    /// Killing a session.
+    KillSession,
+    /// Killing the server.
+    KillServer,
+}
+
+/// Most characters per `send-keys -l` command.
+const LITERAL_CHUNK: usize = 1000;
+/// Most bytes per `send-keys -H` or `set-buffer` command.
+const BYTES_CHUNK: usize = 1000;
+
+/// Status of a wait, in every wait reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum WaitStatus {
+    /// The awaited thing happened.
+    Matched,
+    /// The pane has been quiet for the asked time.
+    Idle,
+    /// The pane's program exited (the pane is kept, dead).
+    Exited,
+    /// The pane no longer exists.
+    Gone,
+    /// The time limit passed first; resume with the returned cursor.
+    Timeout,
+}
+
+impl WaitStatus {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            WaitStatus::Matched => "matched",
+            WaitStatus::Idle => "idle",
+            WaitStatus::Exited => "exited",
+            WaitStatus::Gone => "gone",
+            WaitStatus::Timeout => "timeout",
+        }
+    }
+}
+
+/// How text was delivered to a pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Delivery {
+    /// `send-keys -l`: printable text typed literally.
+    Literal,
+    /// `send-keys -H`: exact bytes (text with newlines or control characters).
+    Bytes,
+    /// A paste buffer (`paste-buffer`, bracketed when asked).
+    Paste,
+    /// Only the Enter key.
+    EnterOnly,
+}
+
+/// A range of output left out of a reply, to read with `read_output`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Omitted {
+    /// Cursor of the first byte left out.
+    pub from_cursor: u64,
+    /// Cursor just after the last byte left out.
+    pub to_cursor: u64,
+}
+
+/// Pane output between two offsets, cooked, redacted and bounded.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Excerpt {
+    pub(crate) text: String,
+    pub(crate) raw_bytes: u64,
+    pub(crate) omitted: Option<Omitted>,
+    pub(crate) missed_bytes: u64,
+}
+
+impl TmuxMcp {
+    pub(crate) async fn conn(&self) -> Result<Arc<Conn>, ToolError> {
+        self.inner.backend.conn().await
+    }
+
+    /// A wait's time limit: the call's, clamped to the maximum, or the default.
+    pub(crate) fn wait_limit(&self, secs: Option<f64>) -> Duration {
+        let c = &self.inner.config;
+        match secs {
+            Some(s) if s.is_finite() && s >= 0.0 => Duration::from_secs_f64(s).min(c.max_wait),
+            _ => c.default_wait,
+        }
+    }
+
+    /// A reply's text budget in bytes.
+    pub(crate) fn budget(&self, max: Option<usize>) -> usize {
+        let limit = self.inner.config.max_output_bytes;
+        max.map_or(limit, |m| m.clamp(256, limit))
+    }
+
+    /// Masks secrets in pane text.
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.inner.redactor.redact(text).into_owned()
+    }
+
+    /// The self-kill guard.
+    pub(crate) async fn guard(
+        &self,
+        conn: &Conn,
+        r: &Resolved,
+        action: Guarded,
+    ) -> Result<(), ToolError> {
+        let socket = conn
+            .socket_path
+            .clone()
+            .unwrap_or_else(|| self.inner.backend.expected_socket());
+        let what = match action {
+            Guarded::Input => "Sending input",
+            Guarded::Respawn => "Respawning the pane",
+            Guarded::KillPane => "Killing the pane",
+            Guarded::KillWindow => "Killing the window",
+            Guarded::KillSession => "Killing the session",
+            Guarded::KillServer => "Killing the server",
+        };
+        let refuse = |why: String| {
+            Err(ToolError::new(
+                what,
+                why,
+                "This is refused to protect the MCP client itself; act on another target",
+            ))
+        };
+        let (pane, session) = match self.inner.caller.relation(Some(&socket)) {
+            Relation::Outside => return Ok(()),
+            Relation::Unknown => {
+                return refuse(
+                    "TMUX_PANE is set but TMUX is not readable, so tmux-mcp cannot tell whether it runs inside this server".into(),
+                );
+            }
+            Relation::Inside { pane, session } => (pane, session),
+        };
+        if action == Guarded::KillServer {
+            return refuse(format!(
+                "tmux-mcp itself runs inside this tmux server ({})",
+                socket.display()
+            ));
+        }
+        let mine = match pane {
+            Some(p) => conn.resolve(&p.to_string()).await.ok(),
+            None => None,
+        };
+        let my_session = mine.as_ref().map(|m| m.session).or(session);
+        let hit = match action {
+            Guarded::Input | Guarded::Respawn | Guarded::KillPane => pane == Some(r.pane),
+            Guarded::KillWindow => mine.as_ref().is_some_and(|m| m.window == r.window),
+            Guarded::KillSession => my_session == Some(r.session),
+            Guarded::KillServer => true,
+        };
+        // Inside this server but the pane cannot be placed: be conservative
+        // for everything wider than a pane.
+        let unknown = mine.is_none() && matches!(action, Guarded::KillWindow);
+        if hit || unknown {
+            return refuse(format!(
+                "the target ({} {} {}) holds the terminal tmux-mcp's own client runs in (TMUX_PANE={})",
+                r.session,
+                r.window,
+                r.pane,
+                pane.map_or_else(|| "?".to_owned(), |p| p.to_string())
+            ));
+        }
+        Ok(())
+    }
+
+    /// Cooked, redacted output between two offsets of a followed pane,
+    /// keeping its head and tail when it is over `budget`.
+    pub(crate) fn excerpt(&self, po: &PaneOutput, start: u64, end: u64, budget: usize) -> Excerpt {
+        let want = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
+        let (at, raw) = po.read_from(start, want);
+        let missed_bytes = at.saturating_sub(start);
+        let raw_bytes = raw.len() as u64;
+        if raw.len() <= budget {
+            return Excerpt {
+                text: self.redact(&cook(&raw)),
+                raw_bytes,
+                omitted: None,
+                missed_bytes,
+            };
+        }
+        let head_end = cut_head(&raw, budget / 4);
+        let tail_start = cut_tail(&raw, budget - head_end).max(head_end);
+        let omitted = Omitted {
+            from_cursor: at + head_end as u64,
+            to_cursor: at + tail_start as u64,
+        };
+        let text = format!(
+            "{}\n[... {} bytes omitted here; read them with read_output cursor={} ...]\n{}",
+            cook(&raw[..head_end]).trim_end_matches('\n'),
+            tail_start - head_end,
+            omitted.from_cursor,
+            cook(&raw[tail_start..])
+        );
+        Excerpt {
+            text: self.redact(&text),
+            raw_bytes,
+            omitted: Some(omitted),
+            missed_bytes,
+        }
+    }
+}
+
+/// Types `text` into `pane` exactly: literal keys for printable text,
+/// exact bytes for text with newlines or control characters.
+pub(crate) async fn type_text(
+    conn: &Conn,
+    pane: PaneId,
+    text: &str,
+) -> Result<Delivery, ToolError> {
+    let what = format!("Typing into pane {pane}");
+    if text.is_empty() {
+        return Ok(Delivery::EnterOnly);
+    }
+    let printable = !text.chars().any(|c| c < ' ' || c == '\x7f');
+    if printable {
+        for chunk in char_chunks(text, LITERAL_CHUNK) {
+            conn.tmux
+                .run(SendKeys::literal(pane, chunk))
+                .await
+                .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+        }
+        Ok(Delivery::Literal)
+    } else {
+        for cmd in SendKeys::hex_chunks(pane, text.as_bytes(), BYTES_CHUNK) {
+            conn.tmux
+                .run(cmd)
+                .await
+                .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+        }
+        Ok(Delivery::Bytes)
+    }
+}
+
+/// Pastes `text` into `pane` through a private paste buffer (deleted after).
+pub(crate) async fn paste(
+    conn: &Conn,
+    pane: PaneId,
+    text: &str,
+    bracketed: bool,
+) -> Result<(), ToolError> {
+    let what = format!("Pasting into pane {pane}");
+    let name = format!("tmux-mcp-{}", crate::markers::nonce());
+    for (i, chunk) in char_chunks(text, BYTES_CHUNK).into_iter().enumerate() {
+        let mut set = SetBuffer::new(chunk).buffer(&name);
+        if i > 0 {
+            set = set.append();
+        }
+        conn.tmux
+            .run(set)
+            .await
+            .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+    }
+    let mut cmd = PasteBuffer::new(pane).buffer(&name).delete();
+    if bracketed {
+        cmd = cmd.bracketed();
+    }
+    conn.tmux
+        .run(cmd)
+        .await
+        .map_err(|e| ToolError::tmux(what, &e))
+}
+
+/// Presses Enter in `pane`.
+pub(crate) async fn press_enter(conn: &Conn, pane: PaneId) -> Result<(), ToolError> {
+    conn.tmux
+        .run(SendKeys::keys(pane, [Key::ENTER]))
+        .await
+        .map_err(|e| ToolError::tmux(format!("Pressing Enter in pane {pane}"), &e))
+}
+
+/// Splits `text` into pieces of at most `max` bytes, on character boundaries.
+pub(crate) fn char_chunks(text: &str, max: usize) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let mut end = rest.len().min(max.max(4));
+        while !rest.is_char_boundary(end) {
+            end -= 1;
+        }
+        out.push(&rest[..end]);
+        rest = &rest[end..];
+    }
+    out
+}
+
+/// The exit status of a dead pane.
+///
+/// tmux 3.3a sometimes misses the SIGCHLD of a pane's process: the pane is
+/// dead (its terminal closed) but the process stays a zombie and tmux
+/// reports no status, until some other child of the server exits and its
+/// `waitpid` loop reaps both. When the status is missing this makes a child
+/// exit on purpose (a `pipe-pane` of the home pane to `true`), then asks
+/// again a few times, for at most about two seconds.
+pub(crate) async fn settle_exit_status(
+    conn: &Conn,
+    pane: PaneId,
+    status: Option<i32>,
+) -> Option<i32> {
+    if status.is_some() {
+        return status;
+    }
+    for attempt in 0..10 {
+        match conn.pane_row(pane).await {
+            Ok(row) if row.dead_status.is_some() => return row.dead_status,
+            Ok(row) if !row.dead => return None,
+            Err(_) => return None,
+            Ok(_) => {}
+        }
+        if attempt % 3 == 0 {
+            let home = conn.home.2.to_string();
+            let _ = conn
+                .tmux
+                .run(Raw::new("pipe-pane").args(["-t", home.as_str(), "exec true"]))
+                .await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    None
+}
+
+/// Refuses to type into a pane whose program has exited, or that is in a
+/// mode (copy mode…) unless `force`.
+pub(crate) fn check_typable(
+    row: &tmux_control::command::PaneInfo,
+    force: bool,
+    what: &str,
+) -> Result<(), ToolError> {
+    if row.dead {
+        return Err(ToolError::new(
+            what,
+            format!(
+                "the program in pane {} has exited (status {})",
+                row.id,
+                row.dead_status
+                    .map_or_else(|| "unknown".to_owned(), |s| s.to_string())
+            ),
+            "Use respawn to start a program in it again, or create_terminal for a new one",
+        ));
+    }
+    if row.in_mode && !force {
+        return Err(ToolError::new(
+            what,
+            format!(
+                "pane {} is in copy mode (or another tmux mode), so keys would go to the mode, not to the program",
+                row.id
+            ),
+            "Leave the mode with send_keys keys=[\"q\"] and try again, or pass force: true to send to the mode on purpose",
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_keep_characters_whole() {
+        let text = "aé🚀b".repeat(300);
+        let chunks = char_chunks(&text, 7);
+        assert!(chunks.iter().all(|c| c.len() <= 7));
+        assert_eq!(chunks.concat(), text);
+        assert!(char_chunks("", 5).is_empty());
+    }
+}
