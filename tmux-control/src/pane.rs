@@ -351,6 +351,43 @@ impl PaneOutput {
         })
     }
 
+    /// Reads the pane's state from tmux now (one `list-panes` round trip)
+    /// instead of waiting for the next subscription update, which tmux
+    /// sends about once a second: for example right after `respawn-pane`.
+    /// The result also becomes [`PaneOutput::state`].
+    pub async fn refresh_state(&self) -> crate::Result<PaneState> {
+        let pane = self.log.pane;
+        let rows = match self
+            .tmux
+            .run(crate::command::ListPanes::in_window(pane))
+            .await
+        {
+            Ok(rows) => rows,
+            Err(crate::Error::Command { message, .. }) if message.contains("can't find") => {
+                self.log.end(PaneEnd::Gone);
+                return Ok(self.state());
+            }
+            Err(e) => return Err(e),
+        };
+        match rows.into_iter().find(|r| r.id == pane) {
+            Some(row) => {
+                let text = |t: String| (!t.is_empty()).then_some(t);
+                self.log.update_state(|s| {
+                    s.dead = row.dead;
+                    s.exit_status = if row.dead { row.dead_status } else { None };
+                    s.current_command = text(row.current_command);
+                    s.current_path = text(row.current_path.display().to_string());
+                    s.title = text(row.title);
+                    s.in_mode = row.in_mode;
+                    s.alternate_screen = row.alternate_on;
+                    s.window = Some(row.window);
+                });
+            }
+            None => self.log.end(PaneEnd::Gone),
+        }
+        Ok(self.state())
+    }
+
     /// The connection this pane is followed through.
     pub fn tmux(&self) -> &crate::Tmux {
         &self.tmux

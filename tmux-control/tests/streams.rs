@@ -209,6 +209,12 @@ async fn pane_death_delivers_its_exit_status() {
         assert_eq!(exit.status, Some(7));
         assert!(!exit.gone);
         assert!(out.state().dead);
+        // After a respawn, refresh_state sees the new program at once
+        // (subscriptions would take up to a second).
+        ok(&tmux, format!("respawn-pane -k -t {pane} 'exec sleep 30'")).await;
+        let fresh = out.refresh_state().await.unwrap();
+        assert!(!fresh.dead && fresh.exit_status.is_none(), "{fresh:?}");
+        assert!(!out.state().dead);
 
         // Without remain-on-exit the pane disappears; the wait says so.
         ok(&tmux, "set-option -g remain-on-exit off").await;
