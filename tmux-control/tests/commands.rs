@@ -17,21 +17,16 @@ use tmux_control::command::{
     SelectPane, SelectWindow, SendKeys, SessionInfo, SetBuffer, SetEnvironment, SetOption,
     ShowBuffer, ShowEnvironment, ShowOption, Size, SplitWindow, Subscription, WaitFor, WindowInfo,
 };
+mod common;
+
+use common::{bounded, gated};
 use tmux_control::proto::Notification;
 use tmux_control::{
     Error, Event, IsolatedServer, PaneId, Pattern, PlainText, SessionId, Tmux, WindowId,
 };
 
-/// Every test is bounded: a hang fails instead of blocking CI.
-const LIMIT: Duration = Duration::from_secs(60);
 /// How long a poll for a state change may take.
 const POLL: Duration = Duration::from_secs(15);
-
-async fn bounded<T>(f: impl Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("test timed out")
-}
 
 /// Polls `f` until it returns `Some`, at most [`POLL`].
 async fn eventually<T, F, Fut>(what: &str, mut f: F) -> T
@@ -56,13 +51,6 @@ fn sq(path: &Path) -> String {
 
 fn bytes_of(path: &Path) -> &[u8] {
     path.as_os_str().as_encoded_bytes()
-}
-
-/// A shell command that waits for `wait-for -S go-TAG` before running
-/// `then`. The pane's `tmux` names this server's socket explicitly (the
-/// first field of `$TMUX`, which tmux sets in every pane).
-fn gated(tag: &str, then: &str) -> String {
-    format!("tmux -S \"${{TMUX%%,*}}\" wait-for go-{tag}; {then}")
 }
 
 async fn connect(iso: &IsolatedServer) -> (Tmux, SessionId) {

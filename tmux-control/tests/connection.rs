@@ -4,25 +4,10 @@
 
 use std::time::Duration;
 
+mod common;
+
+use common::{body_text, bounded};
 use tmux_control::{ConnectOptions, Error, Event, IsolatedServer, Server, Tmux};
-
-/// Every test is bounded: a hang fails instead of blocking CI.
-const LIMIT: Duration = Duration::from_secs(60);
-
-async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("test timed out")
-}
-
-fn body_text(reply: &tmux_control::proto::Reply) -> String {
-    reply
-        .body
-        .iter()
-        .map(|l| String::from_utf8_lossy(l).into_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connects_runs_commands_and_reports_errors() {

@@ -4,33 +4,12 @@
 
 use std::time::Duration;
 
+mod common;
+
+use common::{bounded, gated, ok, open_gate};
 use tmux_control::{
     ConnectOptions, Event, IsolatedServer, PaneChunk, PaneId, PaneOutput, Pattern, Tmux, WaitError,
 };
-
-const LIMIT: Duration = Duration::from_secs(120);
-
-async fn bounded<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("test timed out")
-}
-
-fn text(reply: &tmux_control::proto::Reply) -> String {
-    reply
-        .body
-        .iter()
-        .map(|l| String::from_utf8_lossy(l).into_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-async fn ok(tmux: &Tmux, line: impl Into<Vec<u8>>) -> String {
-    let line = line.into();
-    let r = tmux.raw_line(line.clone()).await.unwrap();
-    assert!(!r.error, "{}: {}", String::from_utf8_lossy(&line), text(&r));
-    text(&r)
-}
 
 /// Creates a window running `command` in `session`; returns its pane.
 async fn window(tmux: &Tmux, session: &str, command: &str) -> PaneId {
@@ -41,17 +20,6 @@ async fn window(tmux: &Tmux, session: &str, command: &str) -> PaneId {
     )
     .await;
     id.trim().parse().unwrap()
-}
-
-/// A command that waits on the tmux channel `go-TAG` before running `then`,
-/// so that following can start before any output. (`tmux` inside a pane
-/// talks to that pane's own server through `$TMUX`.)
-fn gated(tag: &str, then: &str) -> String {
-    format!("tmux wait-for go-{tag}; {then}")
-}
-
-async fn open_gate(tmux: &Tmux, tag: &str) {
-    ok(tmux, format!("wait-for -S go-{tag}")).await;
 }
 
 async fn collect(out: &PaneOutput, from: u64, want: usize) -> Vec<u8> {
