@@ -86,6 +86,8 @@ impl Sshd {
             "UserKnownHostsFile=/dev/null".into(),
             "-o".into(),
             "LogLevel=ERROR".into(),
+            "-o".into(),
+            "ConnectTimeout=10".into(),
             "root@127.0.0.1".into(),
         ]
     }

@@ -67,6 +67,7 @@ pub struct ConnectOptions {
     pause_after: Option<u32>,
     pane_log: usize,
     observer: bool,
+    timeout: Duration,
 }
 
 /// The session a connection attaches to when none is named.
@@ -81,6 +82,7 @@ impl Default for ConnectOptions {
             pause_after: Some(DEFAULT_PAUSE_AFTER),
             pane_log: DEFAULT_PANE_LOG,
             observer: false,
+            timeout: DEFAULT_CONNECT_TIMEOUT,
         }
     }
 }
@@ -113,6 +115,14 @@ impl ConnectOptions {
     /// Default: [`DEFAULT_PAUSE_AFTER`] seconds.
     pub fn pause_after(mut self, seconds: Option<u32>) -> Self {
         self.pause_after = seconds;
+        self
+    }
+
+    /// How long connecting may take before it fails with
+    /// [`Error::Timeout`] and the client process is stopped (default
+    /// [`DEFAULT_CONNECT_TIMEOUT`]; over ssh this includes the login).
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
         self
     }
 
@@ -153,6 +163,9 @@ impl ConnectOptions {
         Ok(argv)
     }
 }
+
+/// Default for [`ConnectOptions::timeout`].
+pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// Default `pause-after` in seconds.
 pub const DEFAULT_PAUSE_AFTER: u32 = 10;
@@ -358,10 +371,13 @@ impl Tmux {
             write_tx: None,
         };
         tokio::spawn(task.run(child, stdin, stdout, stderr));
-        match ready_rx.await {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(e),
-            Err(_) => return Err(Error::Closed(shared.closed())),
+        // On a timeout `tx` is dropped here, which makes the task close the
+        // client's stdin and kill it after a grace period.
+        match tokio::time::timeout(options.timeout, ready_rx).await {
+            Ok(Ok(Ok(()))) => {}
+            Ok(Ok(Err(e))) => return Err(e),
+            Ok(Err(_)) => return Err(Error::Closed(shared.closed())),
+            Err(_) => return Err(Error::Timeout(options.timeout)),
         }
         let tmux = Tmux { tx, shared };
         if let Some(seconds) = options.pause_after {

@@ -80,8 +80,8 @@ mod server;
 mod text;
 
 pub use connection::{
-    ConnectOptions, DEFAULT_PAUSE_AFTER, DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event,
-    Subscription, Tmux,
+    ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PAUSE_AFTER, DEFAULT_SESSION,
+    DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
 };
 pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};

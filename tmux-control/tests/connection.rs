@@ -359,3 +359,18 @@ fn isolated_servers_clean_up_on_drop_and_on_panic() {
     assert!(!std::path::Path::new(panicked_dir).exists());
     let _ = Server::named("unused"); // constructing an address starts nothing
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_never_answers_times_out() {
+    // A "tmux" that accepts the connection but never says anything.
+    let silent = Server::custom(["sh", "-c", "exec sleep 60"]).unwrap();
+    let started = std::time::Instant::now();
+    let err = bounded(Tmux::connect_with(
+        &silent,
+        ConnectOptions::default().timeout(Duration::from_millis(300)),
+    ))
+    .await
+    .unwrap_err();
+    assert!(matches!(err, Error::Timeout(_)), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+}
