@@ -87,7 +87,7 @@ pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
     DEFAULT_PANE_LOG, Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
-    PaneStream, Pattern, Screen, WaitError,
+    PaneStateChanges, PaneStream, Pattern, Screen, WaitError,
 };
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
 pub use text::PlainText;

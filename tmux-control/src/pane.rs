@@ -103,6 +103,8 @@ pub(crate) struct PaneLog {
     inner: Mutex<LogInner>,
     /// Bumped on every change; readers wait on it.
     changed: watch::Sender<u64>,
+    /// The pane's state, for [`PaneOutput::state_changes`].
+    state_tx: watch::Sender<PaneState>,
     /// The last screen capture and what it is valid for.
     screen: Mutex<Option<(ScreenKey, Vec<String>)>>,
 }
@@ -121,6 +123,11 @@ struct LogInner {
 impl PaneLog {
     pub(crate) fn new(pane: PaneId, capacity: usize, window: Option<WindowId>) -> Arc<Self> {
         let (changed, _) = watch::channel(0);
+        let initial = PaneState {
+            window,
+            ..PaneState::default()
+        };
+        let (state_tx, _) = watch::channel(initial.clone());
         Arc::new(Self {
             pane,
             inner: Mutex::new(LogInner {
@@ -130,12 +137,10 @@ impl PaneLog {
                 losses: VecDeque::new(),
                 ended: None,
                 last_output: None,
-                state: PaneState {
-                    window,
-                    ..PaneState::default()
-                },
+                state: initial,
             }),
             changed,
+            state_tx,
             screen: Mutex::new(None),
         })
     }
@@ -196,27 +201,36 @@ impl PaneLog {
     }
 
     pub(crate) fn end(&self, why: PaneEnd) {
-        {
+        let gone = {
             let mut g = self.lock();
-            if g.ended.is_none() {
-                if why == PaneEnd::Gone {
+            if g.ended.is_some() {
+                None
+            } else {
+                let gone = (why == PaneEnd::Gone).then(|| {
                     g.state.gone = true;
-                }
+                    g.state.clone()
+                });
                 g.ended = Some(why);
+                gone
             }
+        };
+        if let Some(state) = gone {
+            self.state_tx.send_replace(state);
         }
         self.bump();
     }
 
     pub(crate) fn update_state(&self, f: impl FnOnce(&mut PaneState)) {
-        {
+        let state = {
             let mut g = self.lock();
             let before = g.state.clone();
             f(&mut g.state);
             if g.state == before {
                 return;
             }
-        }
+            g.state.clone()
+        };
+        self.state_tx.send_replace(state);
         self.bump();
     }
 
@@ -413,6 +427,19 @@ impl PaneOutput {
         self.log.lock().state.clone()
     }
 
+    /// A stream of the pane's state as it changes (dead and exit status,
+    /// foreground command, path, title, mode, alternate screen, window),
+    /// pushed from tmux's subscriptions; see [`PaneStateChanges::next`].
+    pub fn state_changes(&self) -> PaneStateChanges {
+        let mut rx = self.log.state_tx.subscribe();
+        rx.mark_unchanged();
+        PaneStateChanges {
+            rx,
+            any: self.log.changed.subscribe(),
+            log: self.log.clone(),
+        }
+    }
+
     /// Why the output ended, once it has.
     pub fn ended(&self) -> Option<PaneEnd> {
         self.log.lock().ended.clone()
@@ -541,6 +568,42 @@ impl PaneOutput {
                         return Err(WaitError::Ended(PaneEnd::Gone));
                     }
                 }
+            }
+        }
+    }
+}
+
+/// The changes of a pane's [`PaneState`], from
+/// [`PaneOutput::state_changes`].
+#[derive(Debug)]
+pub struct PaneStateChanges {
+    rx: watch::Receiver<PaneState>,
+    /// Every change of the log, to notice the end of the output.
+    any: watch::Receiver<u64>,
+    log: Arc<PaneLog>,
+}
+
+impl PaneStateChanges {
+    /// Waits for the next change and returns the new state. Several changes
+    /// that happen before a call are seen as one (the latest). Returns
+    /// `None` once the pane's output has ended (the pane is gone, reported
+    /// first as a state with `gone`, or the connection closed).
+    pub async fn next(&mut self) -> Option<PaneState> {
+        loop {
+            if self.rx.has_changed().unwrap_or(false) {
+                return Some(self.rx.borrow_and_update().clone());
+            }
+            self.any.borrow_and_update();
+            if self.log.is_ended() {
+                return None;
+            }
+            tokio::select! {
+                // `changed` marks the new value seen: return it now.
+                r = self.rx.changed() => {
+                    r.ok()?;
+                    return Some(self.rx.borrow_and_update().clone());
+                }
+                r = self.any.changed() => r.ok()?,
             }
         }
     }

@@ -211,12 +211,16 @@ async fn pane_state_follows_the_foreground_command() {
             assert!(tokio::time::Instant::now() < deadline, "{:?}", out.state());
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        let mut changes = out.state_changes();
         ok(&tmux, format!("copy-mode -t {pane}")).await;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-        while !out.state().in_mode {
-            assert!(tokio::time::Instant::now() < deadline, "{:?}", out.state());
-            tokio::time::sleep(Duration::from_millis(50)).await;
+        // The change is pushed: no polling needed.
+        loop {
+            let state = changes.next().await.unwrap();
+            if state.in_mode {
+                break;
+            }
         }
+        assert!(out.state().in_mode);
     })
     .await;
 }
