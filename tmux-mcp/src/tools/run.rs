@@ -217,7 +217,17 @@ impl TmuxMcp {
             ));
         }
         let po = conn.follow(r.pane).await?;
-        let row = conn.pane_row(r.pane).await?;
+        let mut row = conn.pane_row(r.pane).await?;
+        // Right after a terminal starts, tmux can still name the gate's
+        // `tmux wait-for` client as the foreground program for a moment
+        // (its process group outlives it briefly): give that a second.
+        for _ in 0..20 {
+            if row.current_command != "tmux" {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            row = conn.pane_row(r.pane).await?;
+        }
         let busy = {
             let runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
             runs.iter()
