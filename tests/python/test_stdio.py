@@ -336,12 +336,6 @@ async def test_bad_arguments_are_tool_errors_with_a_message(tmux_mcp: TmuxMcp) -
             assert "send_text" in text_of(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tmux 3.3a's display-message answers blank fields for a missing pane or session, "
-    'and the server passes that on as `tmux answered "     "` instead of saying the target '
-    "does not exist",
-)
 async def test_a_missing_target_is_named_as_missing(tmux_mcp: TmuxMcp) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session() as (session, _):
@@ -357,12 +351,6 @@ async def test_a_missing_target_is_named_as_missing(tmux_mcp: TmuxMcp) -> None:
                 ), message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="for a key tmux cannot send (C- with a non-ASCII letter) send_keys passes on the "
-    "library's advice `send the byte you mean with SendKeys::hex instead`, a Rust API an "
-    "agent cannot call, instead of pointing at a tool",
-)
 async def test_unsendable_key_advice_names_tools(tmux_mcp: TmuxMcp) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session() as (session, _):
@@ -372,15 +360,6 @@ async def test_unsendable_key_advice_names_tools(tmux_mcp: TmuxMcp) -> None:
             assert "SendKeys" not in text_of(result), text_of(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tmux 3.3a aborts (`fatal: not enough data` in control_write_pending) when a pane "
-    "whose output is still queued for a control client is respawned, and tmux-mcp's first "
-    "connection to a server respawns the first pane of its control session (`respawn-pane -k`) "
-    "right after attaching: about 1 in 100 first calls on a fresh server fail with `server "
-    "exited unexpectedly` (the initial shell's prompt is the queued output), and most do when "
-    "that pane is busy printing, as here",
-)
 async def test_first_connection_survives_a_busy_control_pane(tmux_mcp: TmuxMcp) -> None:
     failures = []
     with anyio.fail_after(LIMIT):
@@ -474,12 +453,6 @@ async def test_redaction_and_the_audit_log(tmux_mcp: TmuxMcp) -> None:
     }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="capture_screen (and read_output without cursor, search_output) redact each screen "
-    "line on its own, so only the BEGIN line of a multi-line private key is masked and its "
-    "body and END line come back in clear; run and read_output with a cursor mask the block",
-)
 async def test_a_private_key_on_screen_is_masked_whole(tmux_mcp: TmuxMcp) -> None:
     body = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW"
     key = tmux_mcp.root / "key"

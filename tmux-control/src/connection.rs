@@ -68,6 +68,7 @@ pub struct ConnectOptions {
     pane_log: usize,
     observer: bool,
     timeout: Duration,
+    command: Option<String>,
 }
 
 /// The session a connection attaches to when none is named.
@@ -83,6 +84,7 @@ impl Default for ConnectOptions {
             pane_log: DEFAULT_PANE_LOG,
             observer: false,
             timeout: DEFAULT_CONNECT_TIMEOUT,
+            command: None,
         }
     }
 }
@@ -118,6 +120,15 @@ impl ConnectOptions {
         self
     }
 
+    /// The program the session's first pane runs if the connection creates
+    /// the session (one shell command line; default: the user's shell).
+    /// Useful to keep a session the library owns alive: the connection ends
+    /// when its session is destroyed.
+    pub fn command(mut self, command: impl Into<String>) -> Self {
+        self.command = Some(command.into());
+        self
+    }
+
     /// How long connecting may take before it fails with
     /// [`Error::Timeout`] and the client process is stopped (default
     /// [`DEFAULT_CONNECT_TIMEOUT`]; over ssh this includes the login).
@@ -145,6 +156,11 @@ impl ConnectOptions {
             argv.push(self.session.clone());
             if let Some((x, y)) = self.size {
                 argv.extend(["-x".into(), x.to_string(), "-y".into(), y.to_string()]);
+            }
+            if let Some(command) = &self.command {
+                // On the command line each argv element is one argument:
+                // no quoting for tmux's parser is needed, only an end to flags.
+                argv.extend(["--".into(), command.clone()]);
             }
         } else {
             argv.extend(["attach-session", "-t"].map(String::from));

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tmux_control::command::{
-    DisplayMessage, ListPanes, OptionScope, PaneInfo, RenameWindow, RespawnPane, SetOption,
+    DisplayMessage, ListPanes, OptionScope, PaneInfo, RenameWindow, SetOption,
 };
 use tmux_control::{ConnectOptions, PaneId, PaneOutput, Server, SessionId, Tmux, WindowId};
 
@@ -194,9 +194,12 @@ impl Backend {
     async fn connect(&self) -> Result<Conn, ToolError> {
         let what = format!("Connecting to the tmux server ({})", self.describe());
         let server = self.server()?;
+        // The home session is created running its placeholder program
+        // (respawning a pane right after attaching can crash tmux 3.3a).
         let options = ConnectOptions::default()
             .session(HOME_SESSION)
             .size(80, 24)
+            .command(HOME_PROGRAM)
             .pane_log(self.pane_log_bytes);
         // A server that is still shutting down (just killed) accepts the
         // connection and then exits: try again a few times.
@@ -252,13 +255,15 @@ async fn setup_home(tmux: &Tmux) -> tmux_control::Result<(SessionId, WindowId, P
     let start = tmux
         .run(DisplayMessage::format("#{pane_start_command}").target(first.id))
         .await?;
-    if !String::from_utf8_lossy(&start).contains(HOME_MARK) {
+    if String::from_utf8_lossy(&start).contains(HOME_MARK) {
         tmux.run(SetOption::new(OptionScope::Pane, "remain-on-exit", "on").target(first.id))
-            .await?;
-        tmux.run(RespawnPane::new(first.id).kill().command(HOME_PROGRAM))
             .await?;
         tmux.run(RenameWindow::new(first.window, "tmux-mcp"))
             .await?;
+    } else {
+        // A session of that name that tmux-mcp did not create (a shared
+        // server): leave whatever runs in it alone.
+        tracing::warn!(session = %session, "the home session runs a program tmux-mcp did not start; leaving it as is");
     }
     Ok((session, first.window, first.id))
 }
@@ -353,6 +358,15 @@ impl Conn {
                 pane_index,
                 session_name: name.to_owned(),
             }),
+            // tmux 3.3a answers blank fields instead of an error for a
+            // target that does not exist.
+            _ if first.trim().is_empty() => Err(ToolError::new(
+                what,
+                format!(
+                    "{target:?} does not exist on this tmux server (no such session, window or pane)"
+                ),
+                "Call list_terminals and use an id from it (%N pane, @N window, $N session) or an exact session name",
+            )),
             _ => Err(ToolError::new(
                 what,
                 format!("tmux answered {first:?}"),

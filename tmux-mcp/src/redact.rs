@@ -89,6 +89,33 @@ impl Redactor {
         out
     }
 
+    /// Redacts screen lines as one text, so that a secret spanning lines
+    /// (a private key block) is masked whole, while keeping the number of
+    /// lines: each masked line break stays a line break, so line numbers
+    /// still match the screen.
+    pub fn redact_lines(&self, lines: &[String]) -> Vec<String> {
+        let joined = lines.join("\n");
+        let mut out = Cow::Borrowed(joined.as_str());
+        for (name, re) in &self.rules {
+            if !re.is_match(&out) {
+                continue;
+            }
+            let mask = format!("[REDACTED:{name}]");
+            let replaced = re
+                .replace_all(&out, |caps: &Captures<'_>| {
+                    let breaks = caps.get(0).map_or(0, |m| m.as_str().matches('\n').count());
+                    let mut masked = mask_match(caps, &mask);
+                    // Keep the masked block's line breaks, emptied.
+                    let kept = masked.matches('\n').count();
+                    masked.push_str(&"\n".repeat(breaks.saturating_sub(kept)));
+                    masked
+                })
+                .into_owned();
+            out = Cow::Owned(replaced);
+        }
+        out.split('\n').map(str::to_owned).collect()
+    }
+
     /// Redacts an owned string in place.
     pub fn apply(&self, text: &mut String) {
         if let Cow::Owned(s) = self.redact(text) {
@@ -119,6 +146,24 @@ mod tests {
 
     fn r(text: &str) -> String {
         Redactor::new(true, &[]).unwrap().redact(text).into_owned()
+    }
+
+    #[test]
+    fn a_key_block_across_lines_is_masked_whole_and_lines_are_kept() {
+        let lines: Vec<String> = [
+            "$ cat key",
+            "-----BEGIN OPENSSH PRIVATE KEY-----",
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+            "-----END OPENSSH PRIVATE KEY-----",
+            "$ ",
+        ]
+        .map(String::from)
+        .to_vec();
+        let out = Redactor::new(true, &[]).unwrap().redact_lines(&lines);
+        assert_eq!(out.len(), lines.len(), "{out:?}");
+        assert!(!out.iter().any(|l| l.contains("b3BlbnNz")), "{out:?}");
+        assert_eq!(out[0], "$ cat key");
+        assert_eq!(out[4], "$ ");
     }
 
     #[test]

@@ -775,9 +775,12 @@ impl TmuxMcp {
         let keys = args
             .keys
             .iter()
-            .map(|k| k.parse::<Key>())
+            .map(|k| {
+                k.parse::<Key>()
+                    .map_err(|_| format!("{k:?} is not a key tmux can send"))
+            })
             .collect::<Result<Vec<Key>, _>>()
-            .map_err(|e| ToolError::new(what, e.to_string(), "Use names from the tool's description (Enter, C-c, Up, F5, M-x…); to type text use send_text"))?;
+            .map_err(|why| ToolError::new(what, why, "Use names from the tool's description (Enter, C-c, Up, F5, M-x…); to type text, or a control byte with no key name, use send_text"))?;
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
         let what = format!("Pressing keys in pane {}", r.pane);

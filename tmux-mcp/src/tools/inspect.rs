@@ -769,7 +769,7 @@ impl TmuxMcp {
         let before = lines.len();
         trim_trailing_blank(&mut lines);
         last_line -= i32::try_from(before - lines.len()).unwrap_or(0);
-        let redacted: Vec<String> = lines.iter().map(|l| self.redact(l)).collect();
+        let redacted = self.redact_lines(&lines);
         let (dropped, text) = keep_last_lines(&redacted, self.budget(args.max_bytes));
         Ok(Json(CaptureScreenResult {
             pane: r.pane.to_string(),
@@ -847,10 +847,11 @@ impl TmuxMcp {
             .run(cmd)
             .await
             .map_err(|e| ToolError::tmux(format!("Reading pane {}", r.pane), &e))?;
-        let mut lines: Vec<String> = raw
+        let lines: Vec<String> = raw
             .iter()
-            .map(|l| self.redact(&String::from_utf8_lossy(l)))
+            .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect();
+        let mut lines = self.redact_lines(&lines);
         trim_trailing_blank(&mut lines);
         let n = usize::try_from(n).unwrap_or(usize::MAX);
         if lines.len() > n {
@@ -891,6 +892,8 @@ impl TmuxMcp {
             .iter()
             .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect();
+        // Search the redacted text: a search must not reveal a masked secret.
+        let lines = self.redact_lines(&lines);
         let hist = i64::try_from(lines.len()).unwrap_or(0) - i64::from(row.height);
         let ctx = usize::try_from(args.context_lines.unwrap_or(2).min(20)).unwrap_or(2);
         let max = usize::try_from(args.max_matches.unwrap_or(50).clamp(1, 500)).unwrap_or(50);
@@ -908,15 +911,9 @@ impl TmuxMcp {
                 truncated = true;
                 continue;
             }
-            let before: Vec<String> = lines[i.saturating_sub(ctx)..i]
-                .iter()
-                .map(|l| self.redact(l))
-                .collect();
-            let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(lines.len())]
-                .iter()
-                .map(|l| self.redact(l))
-                .collect();
-            let text = self.redact(line);
+            let before: Vec<String> = lines[i.saturating_sub(ctx)..i].to_vec();
+            let after: Vec<String> = lines[i + 1..(i + 1 + ctx).min(lines.len())].to_vec();
+            let text = line.clone();
             used += text.len()
                 + before
                     .iter()

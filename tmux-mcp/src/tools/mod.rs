@@ -128,6 +128,12 @@ impl TmuxMcp {
         self.inner.redactor.redact(text).into_owned()
     }
 
+    /// Masks secrets in screen lines taken together (a secret may span
+    /// lines), keeping the number of lines.
+    pub(crate) fn redact_lines(&self, lines: &[String]) -> Vec<String> {
+        self.inner.redactor.redact_lines(lines)
+    }
+
     /// The self-kill guard.
     pub(crate) async fn guard(
         &self,
