@@ -726,16 +726,23 @@ impl TmuxMcp {
         .unwrap_or_else(|| "/bin/sh".to_owned())
     }
 
-    pub(crate) async fn send_text_impl(
+    /// The checks shared by the tools that type or paste text: the target
+    /// exists and is not protected, there is something to send, the pane
+    /// can take input. Returns the output offset before the input.
+    async fn prepare_input(
         &self,
-        args: SendTextArgs,
-    ) -> Result<Json<SendTextResult>, ToolError> {
+        target: &str,
+        verb: &str,
+        text: &str,
+        enter: bool,
+        force: bool,
+    ) -> Result<(std::sync::Arc<Conn>, crate::backend::Resolved, u64), ToolError> {
         let conn = self.conn().await?;
-        let r = conn.resolve(&args.target).await?;
-        let what = format!("Typing into pane {}", r.pane);
+        let r = conn.resolve(target).await?;
+        let what = format!("{verb} pane {}", r.pane);
         conn.refuse_home(&r, &what)?;
         self.guard(&conn, &r, Guarded::Input).await?;
-        if args.text.is_empty() && !args.enter {
+        if text.is_empty() && !enter {
             return Err(ToolError::new(
                 what,
                 "text is empty and enter is false: nothing to send",
@@ -744,9 +751,25 @@ impl TmuxMcp {
         }
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
-        check_typable(&row, args.force, &what)?;
+        check_typable(&row, force, &what)?;
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
+        Ok((conn, r, cursor))
+    }
+
+    pub(crate) async fn send_text_impl(
+        &self,
+        args: SendTextArgs,
+    ) -> Result<Json<SendTextResult>, ToolError> {
+        let (conn, r, cursor) = self
+            .prepare_input(
+                &args.target,
+                "Typing into",
+                &args.text,
+                args.enter,
+                args.force,
+            )
+            .await?;
         let delivery = type_text(&conn, r.pane, &args.text).await?;
         if args.enter {
             press_enter(&conn, r.pane).await?;
@@ -810,23 +833,15 @@ impl TmuxMcp {
         &self,
         args: PasteTextArgs,
     ) -> Result<Json<SendTextResult>, ToolError> {
-        let conn = self.conn().await?;
-        let r = conn.resolve(&args.target).await?;
-        let what = format!("Pasting into pane {}", r.pane);
-        conn.refuse_home(&r, &what)?;
-        self.guard(&conn, &r, Guarded::Input).await?;
-        if args.text.is_empty() && !args.enter {
-            return Err(ToolError::new(
-                what,
-                "text is empty and enter is false: nothing to send",
-                "Give text",
-            ));
-        }
-        let po = conn.follow(r.pane).await?;
-        let row = conn.pane_row(r.pane).await?;
-        check_typable(&row, args.force, &what)?;
-        let cursor = po.end_offset();
-        conn.note_input(r.pane, cursor);
+        let (conn, r, cursor) = self
+            .prepare_input(
+                &args.target,
+                "Pasting into",
+                &args.text,
+                args.enter,
+                args.force,
+            )
+            .await?;
         if !args.text.is_empty() {
             paste(&conn, r.pane, &args.text, args.bracketed.unwrap_or(true)).await?;
         }
