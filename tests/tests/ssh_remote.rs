@@ -102,6 +102,16 @@ impl Drop for Sshd {
             .arg("kill-server")
             .stderr(Stdio::null())
             .status();
+        // tmux leaves its socket file behind: remove it too.
+        use std::os::unix::fs::MetadataExt as _;
+        if let Ok(uid) = std::fs::metadata("/proc/self").map(|m| m.uid()) {
+            let base = std::env::var_os("TMUX_TMPDIR").unwrap_or_else(|| "/tmp".into());
+            let _ = std::fs::remove_file(
+                PathBuf::from(base)
+                    .join(format!("tmux-{uid}"))
+                    .join(&self.socket),
+            );
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
