@@ -31,6 +31,55 @@
 //! # Ok::<(), tmux_control::Error>(())
 //! ```
 
+/// The builder methods of [`Spawn`], with their documentation, for a
+/// command type with a `spawn: Spawn` field. `$new` is an expression that
+/// builds the type, for the examples.
+macro_rules! spawn_methods {
+    ($ty:ident, $new:literal) => {
+        impl $ty {
+            #[doc = concat!(
+                "The new pane's working directory (`-c`, taken literally: `#` is not a format).\n\n",
+                "```\nuse tmux_control::command::{CommandLine, ", stringify!($ty), "};\n",
+                "let line = CommandLine::of(&", $new, ".start_directory(\"/tmp/#1\"))?;\n",
+                "assert!(line.to_string().ends_with(\" -c '/tmp/##1'\"));\n",
+                "# Ok::<(), tmux_control::Error>(())\n```"
+            )]
+            pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
+                self.spawn.start_directory = Some(dir.as_ref().to_vec());
+                self
+            }
+
+            #[doc = concat!(
+                "Sets an environment variable for the new pane (`-e NAME=VALUE`, repeatable). ",
+                "The name must be non-empty and contain no `=`; this is checked when the ",
+                "command is encoded.\n\n",
+                "```\nuse tmux_control::command::{CommandLine, ", stringify!($ty), "};\n",
+                "let line = CommandLine::of(&", $new, ".env(\"A\", \"1\").env(\"B\", \"x y\"))?;\n",
+                "assert!(line.to_string().ends_with(\" -e 'A=1' -e 'B=x y'\"));\n",
+                "assert!(CommandLine::of(&", $new, ".env(\"A=B\", \"1\")).is_err());\n",
+                "# Ok::<(), tmux_control::Error>(())\n```"
+            )]
+            pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
+                self.spawn.env.push(name, value);
+                self
+            }
+
+            #[doc = concat!(
+                "The command to run instead of the default shell, as one string that tmux ",
+                "hands to `sh -c` (`-- COMMAND`, always last on the line).\n\n",
+                "```\nuse tmux_control::command::{CommandLine, ", stringify!($ty), "};\n",
+                "let line = CommandLine::of(&", $new, ".command(\"top -d 1\"))?;\n",
+                "assert!(line.to_string().ends_with(\" -- 'top -d 1'\"));\n",
+                "# Ok::<(), tmux_control::Error>(())\n```"
+            )]
+            pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
+                self.spawn.command = Some(command.as_ref().to_vec());
+                self
+            }
+        }
+    };
+}
+
 mod buffer;
 mod capture;
 mod client;
@@ -276,11 +325,29 @@ fn check_env_name(name: &str) -> Result<()> {
 }
 
 /// Writes `--` and the shell command, when there is one.
-fn write_shell_command(command: Option<&Vec<u8>>, line: &mut CommandLine) -> Result<()> {
-    if let Some(command) = command {
-        line.end_of_flags().arg(command)?;
+/// What the commands that start a program in a new pane (new-session,
+/// new-window, split-window, respawn-pane) have in common: the working
+/// directory, the environment and the command.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Spawn {
+    start_directory: Option<Vec<u8>>,
+    env: Env,
+    command: Option<Vec<u8>>,
+}
+
+impl Spawn {
+    /// Writes `-c DIR`, the `-e NAME=VALUE` pairs and `-- COMMAND`, which
+    /// must end the line.
+    fn write(&self, line: &mut CommandLine) -> Result<()> {
+        if let Some(dir) = &self.start_directory {
+            line.flag_literal("-c", dir)?;
+        }
+        self.env.write(line)?;
+        if let Some(command) = &self.command {
+            line.end_of_flags().arg(command)?;
+        }
+        Ok(())
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -6,8 +6,7 @@ use std::path::PathBuf;
 use crate::command::format::{RowSpec, bytes_to_path, join_lines, lossy};
 use crate::command::target::write_opt;
 use crate::command::{
-    CREATED_FORMAT, Command, CommandLine, Created, Env, Size, Target, ok_body, unit,
-    write_shell_command,
+    CREATED_FORMAT, Command, CommandLine, Created, Size, Spawn, Target, ok_body, unit,
 };
 use crate::error::Result;
 use crate::ids::{PaneId, SessionId, WindowId};
@@ -43,9 +42,7 @@ pub struct SplitWindow {
     before: bool,
     full: bool,
     size: Option<Size>,
-    start_directory: Option<Vec<u8>>,
-    env: Env,
-    command: Option<Vec<u8>>,
+    spawn: Spawn,
 }
 
 impl SplitWindow {
@@ -138,48 +135,9 @@ impl SplitWindow {
         self.size = Some(size);
         self
     }
-
-    /// The new pane's working directory (`-c`, taken literally).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, SplitWindow};
-    /// let line = CommandLine::of(&SplitWindow::new().start_directory("/srv"))?;
-    /// assert!(line.to_string().ends_with(" -c '/srv'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
-        self.start_directory = Some(dir.as_ref().to_vec());
-        self
-    }
-
-    /// Sets an environment variable for the new pane (`-e NAME=VALUE`,
-    /// repeatable; the name is checked when encoding).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, SplitWindow};
-    /// let line = CommandLine::of(&SplitWindow::new().env("TERM", "xterm"))?;
-    /// assert!(line.to_string().ends_with(" -e 'TERM=xterm'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
-        self.env.push(name, value);
-        self
-    }
-
-    /// The command to run instead of the default shell, one string for
-    /// `sh -c`.
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, SplitWindow};
-    /// let line = CommandLine::of(&SplitWindow::new().command("less /etc/hosts"))?;
-    /// assert!(line.to_string().ends_with(" -- 'less /etc/hosts'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
-        self.command = Some(command.as_ref().to_vec());
-        self
-    }
 }
+
+spawn_methods!(SplitWindow, "SplitWindow::new()");
 
 impl Command for SplitWindow {
     type Output = Created;
@@ -201,11 +159,7 @@ impl Command for SplitWindow {
         if let Some(size) = self.size {
             line.word("-l")?.word(&size.word()?)?;
         }
-        if let Some(dir) = &self.start_directory {
-            line.flag_literal("-c", dir)?;
-        }
-        self.env.write(line)?;
-        write_shell_command(self.command.as_ref(), line)
+        self.spawn.write(line)
     }
 
     fn parse(self, reply: Reply) -> Result<Created> {
@@ -754,9 +708,7 @@ impl Command for ResizePane {
 pub struct RespawnPane {
     target: Target,
     kill: bool,
-    start_directory: Option<Vec<u8>>,
-    env: Env,
-    command: Option<Vec<u8>>,
+    spawn: Spawn,
 }
 
 impl RespawnPane {
@@ -771,9 +723,7 @@ impl RespawnPane {
         Self {
             target: target.into(),
             kill: false,
-            start_directory: None,
-            env: Env::default(),
-            command: None,
+            spawn: Spawn::default(),
         }
     }
 
@@ -788,47 +738,9 @@ impl RespawnPane {
         self.kill = true;
         self
     }
-
-    /// The working directory (`-c`, taken literally).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, RespawnPane};
-    /// let line = CommandLine::of(&RespawnPane::new("p").start_directory("/"))?;
-    /// assert!(line.to_string().ends_with(" -c '/'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
-        self.start_directory = Some(dir.as_ref().to_vec());
-        self
-    }
-
-    /// Sets an environment variable for the new process (`-e NAME=VALUE`,
-    /// repeatable; the name is checked when encoding).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, RespawnPane};
-    /// let line = CommandLine::of(&RespawnPane::new("p").env("A", "b"))?;
-    /// assert!(line.to_string().ends_with(" -e 'A=b'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
-        self.env.push(name, value);
-        self
-    }
-
-    /// The command to run, one string for `sh -c`.
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, RespawnPane};
-    /// let line = CommandLine::of(&RespawnPane::new("p").command("bash -l"))?;
-    /// assert!(line.to_string().ends_with(" -- 'bash -l'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
-        self.command = Some(command.as_ref().to_vec());
-        self
-    }
 }
+
+spawn_methods!(RespawnPane, "RespawnPane::new(\"%1\")");
 
 impl Command for RespawnPane {
     type Output = ();
@@ -841,11 +753,7 @@ impl Command for RespawnPane {
         line.word("respawn-pane")?;
         self.target.write(line)?;
         line.flag_if("-k", self.kill)?;
-        if let Some(dir) = &self.start_directory {
-            line.flag_literal("-c", dir)?;
-        }
-        self.env.write(line)?;
-        write_shell_command(self.command.as_ref(), line)
+        self.spawn.write(line)
     }
 
     fn parse(self, reply: Reply) -> Result<()> {

@@ -4,9 +4,7 @@
 use std::path::PathBuf;
 
 use crate::command::format::{RowSpec, bytes_to_path, join_lines, lossy, unvis, vis_name};
-use crate::command::{
-    CREATED_FORMAT, Command, CommandLine, Created, Env, Target, ok_body, unit, write_shell_command,
-};
+use crate::command::{CREATED_FORMAT, Command, CommandLine, Created, Spawn, Target, ok_body, unit};
 use crate::error::Result;
 use crate::ids::SessionId;
 use crate::proto::Reply;
@@ -34,7 +32,7 @@ use crate::proto::Reply;
 /// assert_eq!(
 ///     CommandLine::of(&cmd)?.to_string(),
 ///     "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}' -s 'build' -n 'make' \
-///      -c '/src/##1' -x 100 -y 30 -e 'CI=1' -- 'make -j4; exec bash'"
+///      -x 100 -y 30 -c '/src/##1' -e 'CI=1' -- 'make -j4; exec bash'"
 /// );
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
@@ -43,11 +41,9 @@ use crate::proto::Reply;
 pub struct NewSession {
     name: Option<Vec<u8>>,
     window_name: Option<Vec<u8>>,
-    start_directory: Option<Vec<u8>>,
     width: Option<u32>,
     height: Option<u32>,
-    env: Env,
-    command: Option<Vec<u8>>,
+    spawn: Spawn,
 }
 
 impl NewSession {
@@ -93,19 +89,6 @@ impl NewSession {
         self
     }
 
-    /// The working directory of the session and its first pane (`-c`).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, NewSession};
-    /// let line = CommandLine::of(&NewSession::new().start_directory("/tmp"))?;
-    /// assert!(line.to_string().ends_with(" -c '/tmp'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
-        self.start_directory = Some(dir.as_ref().to_vec());
-        self
-    }
-
     /// The size of the first window (`-x`, `-y`).
     ///
     /// ```
@@ -119,37 +102,9 @@ impl NewSession {
         self.height = Some(height);
         self
     }
-
-    /// Sets an environment variable for the session (`-e NAME=VALUE`,
-    /// repeatable). The name must be non-empty and contain no `=`; this is
-    /// checked when the command is encoded.
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, NewSession};
-    /// let line = CommandLine::of(&NewSession::new().env("A", "1").env("B", "x y"))?;
-    /// assert!(line.to_string().ends_with(" -e 'A=1' -e 'B=x y'"));
-    /// assert!(CommandLine::of(&NewSession::new().env("A=B", "1")).is_err());
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
-        self.env.push(name, value);
-        self
-    }
-
-    /// The command to run instead of the default shell, as one string that
-    /// tmux hands to `sh -c` (`-- COMMAND`).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, NewSession};
-    /// let line = CommandLine::of(&NewSession::new().command("top -d 1"))?;
-    /// assert!(line.to_string().ends_with(" -- 'top -d 1'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
-        self.command = Some(command.as_ref().to_vec());
-        self
-    }
 }
+
+spawn_methods!(NewSession, "NewSession::new()");
 
 impl Command for NewSession {
     type Output = Created;
@@ -171,17 +126,13 @@ impl Command for NewSession {
             // vis-escaped; store this one the same way (see `vis_name`).
             line.flag_literal("-n", vis_name(name))?;
         }
-        if let Some(dir) = &self.start_directory {
-            line.flag_literal("-c", dir)?;
-        }
         if let Some(w) = self.width {
             line.number("-x", w)?;
         }
         if let Some(h) = self.height {
             line.number("-y", h)?;
         }
-        self.env.write(line)?;
-        write_shell_command(self.command.as_ref(), line)
+        self.spawn.write(line)
     }
 
     fn parse(self, reply: Reply) -> Result<Created> {
@@ -470,7 +421,7 @@ mod tests {
                     .command("-c")
             ),
             "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}' -s 'a b;c' \
-             -n '#{l:#[}x]' -c '~/d' -x 1 -y 2 -e 'K=v'\"\\012\" -- '-c'"
+             -n '#{l:#[}x]' -x 1 -y 2 -c '~/d' -e 'K=v'\"\\012\" -- '-c'"
         );
         let created = NewSession::new().parse(ok(&[b"$4 @5 %6"])).unwrap();
         assert_eq!(created.session, SessionId(4));

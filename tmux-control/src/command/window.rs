@@ -4,8 +4,7 @@
 use crate::command::format::{RowSpec, join_lines, lossy, unvis, vis_name};
 use crate::command::target::write_opt;
 use crate::command::{
-    CREATED_FORMAT, Command, CommandLine, Created, Env, Target, escape_format, ok_body, unit,
-    write_shell_command,
+    CREATED_FORMAT, Command, CommandLine, Created, Spawn, Target, escape_format, ok_body, unit,
 };
 use crate::error::{Error, Result};
 use crate::ids::{SessionId, WindowId};
@@ -38,9 +37,7 @@ use crate::proto::Reply;
 pub struct NewWindow {
     target: Option<Target>,
     name: Option<Vec<u8>>,
-    start_directory: Option<Vec<u8>>,
-    env: Env,
-    command: Option<Vec<u8>>,
+    spawn: Spawn,
 }
 
 impl NewWindow {
@@ -87,48 +84,9 @@ impl NewWindow {
         self.name = Some(name.as_ref().to_vec());
         self
     }
-
-    /// The new pane's working directory (`-c`, taken literally).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, NewWindow};
-    /// let line = CommandLine::of(&NewWindow::new().start_directory("/tmp"))?;
-    /// assert!(line.to_string().ends_with(" -c '/tmp'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
-        self.start_directory = Some(dir.as_ref().to_vec());
-        self
-    }
-
-    /// Sets an environment variable for the new pane (`-e NAME=VALUE`,
-    /// repeatable; the name is checked when encoding).
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, NewWindow};
-    /// let line = CommandLine::of(&NewWindow::new().env("A", "1"))?;
-    /// assert!(line.to_string().ends_with(" -e 'A=1'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
-        self.env.push(name, value);
-        self
-    }
-
-    /// The command to run instead of the default shell, one string for
-    /// `sh -c`.
-    ///
-    /// ```
-    /// use tmux_control::command::{CommandLine, NewWindow};
-    /// let line = CommandLine::of(&NewWindow::new().command("htop"))?;
-    /// assert!(line.to_string().ends_with(" -- 'htop'"));
-    /// # Ok::<(), tmux_control::Error>(())
-    /// ```
-    pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
-        self.command = Some(command.as_ref().to_vec());
-        self
-    }
 }
+
+spawn_methods!(NewWindow, "NewWindow::new()");
 
 impl Command for NewWindow {
     type Output = Created;
@@ -148,11 +106,7 @@ impl Command for NewWindow {
             // vis-escaped; store this one the same way (see `vis_name`).
             line.flag_literal("-n", vis_name(name))?;
         }
-        if let Some(dir) = &self.start_directory {
-            line.flag_literal("-c", dir)?;
-        }
-        self.env.write(line)?;
-        write_shell_command(self.command.as_ref(), line)
+        self.spawn.write(line)
     }
 
     fn parse(self, reply: Reply) -> Result<Created> {
