@@ -36,7 +36,7 @@ def anyio_backend() -> str:
 
 @pytest.fixture(scope="session")
 def tmux_program() -> str:
-    program = shutil.which("tmux")
+    program = shutil.which("tmux")  # only located here; every run names a private socket
     if program is None:
         pytest.fail("tmux is not installed (scripts/setup installs it)")
     return program

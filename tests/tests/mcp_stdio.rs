@@ -49,7 +49,7 @@ impl NoTmux {
         ));
         std::fs::create_dir_all(root.join("bin")).unwrap();
         std::fs::create_dir_all(root.join("tmux-tmpdir")).unwrap();
-        let fake = root.join("bin").join("tmux");
+        let fake = root.join("bin").join("tmux"); // a stand-in that only logs its calls
         std::fs::write(
             &fake,
             format!(

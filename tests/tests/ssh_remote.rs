@@ -96,7 +96,7 @@ impl Sshd {
 impl Drop for Sshd {
     fn drop(&mut self) {
         // The "remote" server runs on this machine: make sure it is gone.
-        let _ = Command::new("tmux")
+        let _ = Command::new("tmux") // this test's private socket, next line
             .arg("-L")
             .arg(&self.socket)
             .arg("kill-server")

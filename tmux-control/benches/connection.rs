@@ -62,7 +62,7 @@ fn ends_own_block(line: &[u8]) -> bool {
 
 impl RawClient {
     fn attach(socket: &Path, dir: &Path) -> RawClient {
-        let mut child = std::process::Command::new("tmux")
+        let mut child = std::process::Command::new("tmux") // on the isolated -S socket
             .arg("-S")
             .arg(socket)
             .args(["-C", "attach-session", "-t", "tmux-control"])
@@ -72,7 +72,7 @@ impl RawClient {
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
-            .expect("spawn tmux -C");
+            .expect("spawn the raw control client");
         let stdin = child.stdin.take().unwrap();
         let stdout = BufReader::with_capacity(64 * 1024, child.stdout.take().unwrap());
         RawClient {
@@ -184,7 +184,7 @@ fn subprocess_samples(socket: &Path, dir: &Path, n: usize) -> Vec<Duration> {
     let mut out = Vec::with_capacity(n);
     for _ in 0..n {
         let t = Instant::now();
-        let o = std::process::Command::new("tmux")
+        let o = std::process::Command::new("tmux") // the isolated socket, next line
             .arg("-S")
             .arg(socket)
             .args(["display-message", "-p", "x"])
@@ -427,7 +427,7 @@ fn watchdog(socket: PathBuf, dir: PathBuf) {
     std::thread::spawn(move || {
         std::thread::sleep(Duration::from_secs(300));
         eprintln!("connection bench: no result after 300 s, giving up");
-        let _ = std::process::Command::new("tmux")
+        let _ = std::process::Command::new("tmux") // the isolated socket, next line
             .arg("-S")
             .arg(&socket)
             .arg("kill-server")
