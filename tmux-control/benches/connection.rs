@@ -624,7 +624,7 @@ fn main() {
     );
     println!();
     println!(
-        "| {THROUGHPUT_N} × `{LINE}` pipelined | run | commands/s | tmux server on CPU | tmux server waiting for a CPU | tmux -C client CPU | bench process CPU | server CPU µs/command |"
+        "| {THROUGHPUT_N} × `{LINE}` pipelined | run | commands/s | tmux server on CPU | tmux server waiting for a CPU | control client process CPU | bench process CPU | server CPU µs/command |"
     );
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");
     let row = |name: &str, i: usize, r: &ThroughputRun| {

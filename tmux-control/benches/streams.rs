@@ -97,7 +97,7 @@ async fn open_gate(tmux: &Tmux, tag: &str) {
 
 /// Runs `tmux -S SOCKET ARGS…` on the isolated server and returns its output.
 fn tmux_output(socket: &Path, dir: &Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new("tmux")
+    std::process::Command::new("tmux") // the isolated socket, next line
         .arg("-S")
         .arg(socket)
         .args(args)
@@ -999,7 +999,7 @@ fn main() {
         "\n### (b) Output ingestion (`cat` of a printable file in one pane, default options, one `PaneStream` draining)\n"
     );
     println!(
-        "| file | received | wall | decoded MB/s | wire MB/s (tmux writes) | bench process CPU | tmux server CPU | `tmux -C` client CPU | machine busy (steal) | missed / lost |"
+        "| file | received | wall | decoded MB/s | wire MB/s (tmux writes) | bench process CPU | tmux server CPU | control client CPU | machine busy (steal) | missed / lost |"
     );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     println!(

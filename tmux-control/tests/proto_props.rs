@@ -382,12 +382,16 @@ fn end_of_stream_reports_unfinished_input() {
 
 #[test]
 fn dcs_preamble_is_kept_as_stray_lines() {
-    let input = b"$ tmux -CC\r\nprompt\x1bP1000p%begin 1 2 0\r\n%end 1 2 0\r\n%exit\r\n\x1b\\";
+    let input =
+        b"$ tmux -L work -CC\r\nprompt\x1bP1000p%begin 1 2 0\r\n%end 1 2 0\r\n%exit\r\n\x1b\\";
     let got: Vec<Frame> = decode_chunked(Mode::Dcs, Limits::default(), input, &[5, 13, 20])
         .into_iter()
         .map(Result::unwrap)
         .collect();
-    assert_eq!(got[0], Frame::Stray(Bytes::from_static(b"$ tmux -CC")));
+    assert_eq!(
+        got[0],
+        Frame::Stray(Bytes::from_static(b"$ tmux -L work -CC"))
+    );
     assert_eq!(got[1], Frame::Stray(Bytes::from_static(b"prompt")));
     assert_eq!(got[2], Frame::DcsStart);
     assert!(matches!(&got[3], Frame::Reply(r) if r.flags == 0 && r.body.is_empty()));
