@@ -2,6 +2,10 @@
 //! (private host key, private authorized_keys, nothing global changed),
 //! then drives a tmux server on a private socket through `ssh -T`.
 //!
+//! `SetEnv SHLVL=1` keeps bash from reading the user's `~/.bashrc` for the
+//! remote command (bash does so for ssh sessions only at shell level 1), so
+//! a slow or broken shell start-up file cannot make the test hang.
+//!
 //! Needs `sshd` and `ssh` (scripts/setup installs openssh-server) and root
 //! (sshd's privilege separation). It fails, never skips, when they are
 //! missing.
@@ -48,7 +52,8 @@ impl Sshd {
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\nAuthorizedKeysFile {d}/authorized_keys\n\
              PidFile {d}/sshd.pid\nStrictModes no\nUsePAM no\nPasswordAuthentication no\n\
-             KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nPubkeyAuthentication yes\nLogLevel ERROR\n",
+             KbdInteractiveAuthentication no\nPermitRootLogin prohibit-password\nPubkeyAuthentication yes\nLogLevel ERROR\n\
+             SetEnv SHLVL=1\n",
             d = dir.display()
         );
         std::fs::write(dir.join("sshd_config"), config).unwrap();
