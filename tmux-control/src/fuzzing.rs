@@ -158,8 +158,13 @@ fn first_difference(a: &Run, b: &Run) -> String {
 ///   of the chunk just pushed;
 /// * [`Decoder::finish`] leaves anything buffered;
 /// * the frames (and frame errors, and the result of `finish`) of a chunked
-///   feed differ from those of the single feed.
+///   feed differ from those of the single feed;
+/// * in `-C` mode with default limits, `finish` does not hand back the bytes
+///   after the last LF (as [`FrameError::PartialLine`], or as the partial
+///   line of [`FrameError::UnterminatedBlock`]): the end of a stream is
+///   never dropped silently.
 pub fn check_decode(data: &[u8]) {
+    check_tail_kept(data);
     let mut rng = Rng::from_data(data);
     let small = Limits::default()
         .max_line(64 + (rng.next() % 256) as usize)
@@ -183,6 +188,28 @@ pub fn check_decode(data: &[u8]) {
             }
         }
     }
+}
+
+/// The bytes after the last LF come back from `finish` (`-C`, default limits).
+fn check_tail_kept(data: &[u8]) {
+    let tail = match memchr::memrchr(b'\n', data) {
+        Some(lf) => &data[lf + 1..],
+        None => data,
+    };
+    let run = decode_whole(Mode::Plain, data);
+    let kept: &[u8] = match &run.finish {
+        Ok(()) => b"",
+        Err(FrameError::PartialLine { bytes }) => bytes,
+        Err(FrameError::UnterminatedBlock { partial, .. }) => partial,
+        Err(other) => panic!("finish() gave an unexpected error: {other:?}"),
+    };
+    assert_eq!(
+        kept,
+        tail,
+        "finish() must hand back the unterminated last line ({} bytes), got {:?}",
+        tail.len(),
+        run.finish
+    );
 }
 
 /// Decodes `data` in both modes, encodes every decoded frame with

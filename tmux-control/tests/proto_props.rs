@@ -385,6 +385,78 @@ fn end_of_stream_reports_unfinished_input() {
     );
 }
 
+/// Regression: a stream that ends inside an open reply *and* in the middle
+/// of a line used to report the block and drop the partial line.
+#[test]
+fn end_inside_a_block_and_a_line_keeps_both() {
+    for chunks in [&[40][..], &[1], &[13, 2]] {
+        let mut dec = Decoder::new();
+        let input = b"%begin 1 2 1\nfirst\nsecond, unfinish";
+        let mut rest = &input[..];
+        for &n in chunks.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (head, tail) = rest.split_at(n.min(rest.len()));
+            dec.push(head);
+            assert_eq!(dec.decode(), Err(DecodeError::Incomplete));
+            rest = tail;
+        }
+        match dec.finish() {
+            Err(FrameError::UnterminatedBlock {
+                header,
+                body,
+                partial,
+            }) => {
+                assert_eq!((header.time, header.number, header.flags), (1, 2, 1));
+                assert_eq!(body, vec![Bytes::from_static(b"first")]);
+                assert_eq!(&partial[..], b"second, unfinish");
+            }
+            other => panic!("expected UnterminatedBlock, got {other:?}"),
+        }
+        assert_eq!(dec.buffered(), 0);
+        assert_eq!(dec.finish(), Ok(()));
+    }
+    // Ending on a line boundary inside a block: nothing partial.
+    let mut dec = Decoder::new();
+    dec.push(b"%begin 1 2 1\nfirst\n");
+    assert_eq!(dec.decode(), Err(DecodeError::Incomplete));
+    assert!(
+        matches!(dec.finish(), Err(FrameError::UnterminatedBlock { partial, .. }) if partial.is_empty())
+    );
+}
+
+/// Regression: in `-CC` mode a notification after `%exit` and before the
+/// final ST came out as a stray line, and the ST as a partial line.
+#[test]
+fn dcs_notification_after_exit_is_a_notification() {
+    let input = b"\x1bP1000p%exit\r\n%sessions-changed\r\n%window-close @3\r\n\x1b\\";
+    let every: Vec<usize> = (1..input.len()).collect();
+    for cuts in [&[][..], &[3, 7], &[16, 17, 18, 50, 51], &every] {
+        let got: Vec<Frame> = decode_chunked(Mode::Dcs, Limits::default(), input, cuts)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                Frame::DcsStart,
+                Frame::Notification(Notification::Exit { reason: None }),
+                Frame::Notification(Notification::SessionsChanged),
+                Frame::Notification(Notification::WindowClose {
+                    window: WindowId(3)
+                }),
+                Frame::DcsEnd,
+            ],
+            "cuts {cuts:?}"
+        );
+    }
+    let mut dec = Decoder::with_mode(Mode::Dcs);
+    dec.push(input);
+    while dec.decode().is_ok() {}
+    assert_eq!(dec.finish(), Ok(()), "the ST is not left as a partial line");
+}
+
 #[test]
 fn dcs_preamble_is_kept_as_stray_lines() {
     let input =

@@ -118,12 +118,20 @@ pub enum FrameError {
         reason: &'static str,
     },
     /// [`Decoder::finish`]: the stream ended inside a reply block.
-    #[error("the stream ended inside reply block {header} after {} body lines", body.len())]
+    #[error(
+        "the stream ended inside reply block {header} after {} body lines{}",
+        body.len(),
+        if partial.is_empty() { String::new() } else { format!(" and {} bytes of an unterminated line", partial.len()) }
+    )]
     UnterminatedBlock {
         /// The open block's guard numbers.
         header: ReplyHeader,
         /// The body lines received so far.
         body: Vec<Bytes>,
+        /// The bytes after the last line terminator, if the stream also
+        /// ended in the middle of a line (empty otherwise): nothing the
+        /// stream carried is dropped.
+        partial: Bytes,
     },
     /// [`Decoder::finish`]: the stream ended in the middle of a line.
     #[error("the stream ended with {} bytes of an unterminated line", bytes.len())]
@@ -150,7 +158,9 @@ enum DcsState {
     Outside,
     /// Inside the DCS: control-mode lines.
     Inside,
-    /// `%exit` seen: the next bytes should be `ESC \`.
+    /// `%exit` seen: `ESC \\` ends the DCS. Until it comes, lines are
+    /// still control-mode lines (tmux may write a notification after
+    /// `%exit`).
     AwaitSt,
 }
 
@@ -295,16 +305,18 @@ impl Decoder {
                     }
                     continue;
                 }
-                DcsState::AwaitSt => {
+                // At the start of a line after `%exit`: the terminator, or
+                // another control-mode line (handled below).
+                DcsState::AwaitSt if self.block.is_none() => {
                     if self.buf.len() < DCS_END.len() && DCS_END.starts_with(&self.buf) {
                         return Err(DecodeError::Incomplete);
                     }
-                    self.dcs = DcsState::Outside;
                     if self.buf.starts_with(DCS_END) {
+                        self.dcs = DcsState::Outside;
+                        self.scanned = 0;
                         let _ = self.buf.split_to(DCS_END.len());
                         return Ok(Frame::DcsEnd);
                     }
-                    continue;
                 }
                 _ => {}
             }
@@ -327,6 +339,7 @@ impl Decoder {
             return Err(FrameError::UnterminatedBlock {
                 header: block.header,
                 body: block.body,
+                partial: rest,
             });
         }
         if !rest.is_empty() {
