@@ -17,6 +17,7 @@ use crate::ids::{PaneId, SessionId};
 use crate::pane::{DEFAULT_PANE_LOG, PaneEnd, PaneLog, PaneOutput};
 use crate::proto::{DecodeError, Decoder, Frame, FrameError, Notification, Reply, layout_panes};
 use crate::server::Server;
+use crate::version::{OLDEST, Version};
 
 /// How long a closing connection waits for tmux to finish before killing the
 /// client process.
@@ -270,6 +271,8 @@ struct Shared {
     observers: tokio::sync::Mutex<HashMap<SessionId, Tmux>>,
     /// Whether the pane-state subscriptions were added.
     state_subscribed: std::sync::atomic::AtomicBool,
+    /// The tmux at the other end, read once at connect time.
+    version: OnceLock<Version>,
 }
 
 impl Shared {
@@ -374,6 +377,7 @@ impl Tmux {
             session: Mutex::new(None),
             observers: tokio::sync::Mutex::new(HashMap::new()),
             state_subscribed: std::sync::atomic::AtomicBool::new(false),
+            version: OnceLock::new(),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
         let task = ConnectionTask {
@@ -400,24 +404,54 @@ impl Tmux {
             tmux.expect_ok(format!("refresh-client -f pause-after={seconds}"))
                 .await?;
         }
-        let session = tmux.expect_ok("display-message -p '#{session_id}'").await?;
-        let session = session
-            .first()
-            .and_then(|l| SessionId::from_bytes(l))
-            .ok_or_else(|| Error::UnexpectedReply {
-                command: "display-message".into(),
-                detail: "no session id".into(),
-            })?;
+        // One query for everything the connection needs to know: the
+        // session it is attached to and which tmux it talks to.
+        let reply = tmux
+            .expect_ok("display-message -p '#{session_id} #{version}'")
+            .await?;
+        let line = reply.first().map(|l| &l[..]).unwrap_or_default();
+        let (session, version) = match line.iter().position(|&b| b == b' ') {
+            Some(space) => (&line[..space], &line[space + 1..]),
+            None => (line, &b""[..]),
+        };
+        let session = SessionId::from_bytes(session).ok_or_else(|| Error::UnexpectedReply {
+            command: "display-message".into(),
+            detail: format!("no session id in {:?}", String::from_utf8_lossy(line)),
+        })?;
         tmux.shared.set_session(session);
+        let _ = tmux
+            .shared
+            .version
+            .set(Version::parse(&String::from_utf8_lossy(version)));
         Ok(tmux)
     }
 
-    /// Runs a typed command and returns its typed result.
+    /// Runs a typed command and returns its typed result. The command is
+    /// encoded and its reply decoded for [`Tmux::version`].
     pub async fn run<C: Command>(&self, command: C) -> Result<C::Output> {
-        let mut line = CommandLine::new();
+        let version = self.version();
+        let mut line = CommandLine::for_version(version.clone());
         command.encode(&mut line)?;
         let reply = self.send(line.into_bytes()).await?;
-        command.parse(reply)
+        command.parse(reply, version)
+    }
+
+    /// The version of the tmux server this connection talks to, as
+    /// `#{version}` gave it at connect time (asked in the same query as the
+    /// attached session, so it costs no round trip of its own).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> tmux_control::Result<()> {
+    /// use tmux_control::{IsolatedServer, Tmux, Version};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// assert!(tmux.version() >= &Version::OLDEST_SUPPORTED);
+    /// println!("connected to tmux {}", tmux.version());
+    /// # Ok(()) }
+    /// ```
+    pub fn version(&self) -> &Version {
+        self.shared.version.get().unwrap_or(&OLDEST)
     }
 
     /// Sends one command line exactly as given (already quoted for tmux's

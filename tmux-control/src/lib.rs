@@ -78,6 +78,7 @@ mod pane;
 pub mod proto;
 mod server;
 mod text;
+mod version;
 
 pub use connection::{
     ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PAUSE_AFTER, DEFAULT_SESSION,
@@ -91,3 +92,4 @@ pub use pane::{
 };
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
 pub use text::PlainText;
+pub use version::Version;

@@ -3,10 +3,11 @@
 
 use bytes::Bytes;
 
-use crate::command::format::{RowSpec, join_lines, lossy, unvis};
+use crate::command::format::{RowSpec, buffer_lookup_name, join_lines, lossy, unvis, vis_name};
 use crate::command::{Command, CommandLine, Target, ok_body, unit};
 use crate::error::{Error, Result};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// `set-buffer [-a] [-b NAME] -- DATA`: stores bytes in a paste buffer.
 ///
@@ -92,6 +93,20 @@ impl Command for SetBuffer {
                     .into(),
             ));
         }
+        if let Some(name) = &self.name
+            && self.append
+            && line.version().cleans_names()
+            && vis_name(name, false) != *name
+        {
+            // tmux 3.7 looks the buffer up by the name as given but stores
+            // it escaped (`\` doubled), so it would never find the buffer to
+            // append to and would make a second one instead.
+            return Err(Error::InvalidArgument(format!(
+                "tmux 3.7 and later cannot append to a buffer whose name has a backslash \
+                 or a control character: {:?}",
+                String::from_utf8_lossy(name)
+            )));
+        }
         line.word("set-buffer")?.flag_if("-a", self.append)?;
         if let Some(name) = &self.name {
             line.flag_arg("-b", name)?;
@@ -100,19 +115,18 @@ impl Command for SetBuffer {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
 
 /// `show-buffer [-b NAME]`: a buffer's contents, exactly.
 ///
-/// tmux prints the buffer vis-escaped for an attached client (control
-/// characters as `\ooo` or `\n`-style escapes, backslash doubled, LF raw);
-/// the reply is joined with LF and decoded with
-/// [`unvis`](crate::command::unvis). Known limit: tmux 3.4 escapes reply
-/// lines a second time and turns `$` before a letter into `\$`, so on 3.4 a
-/// buffer containing `$NAME` comes back as `\$NAME`.
+/// tmux 3.3a prints the buffer vis-escaped for a control client (control
+/// characters as `\ooo` or `\n`-style escapes, backslash doubled, LF raw),
+/// and the reply is decoded with [`unvis`](crate::command::unvis); tmux 3.4
+/// and later print its bytes raw, and the reply is taken as it is. Either
+/// way the lines are joined with LF.
 ///
 /// ```
 /// use tmux_control::command::{Command, CommandLine, ShowBuffer};
@@ -121,7 +135,7 @@ impl Command for SetBuffer {
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "show-buffer -b 'clip'");
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false,
 ///                     body: vec![r"a\tb \\ \033".into(), "".into()] };
-/// assert_eq!(&cmd.parse(reply)?[..], b"a\tb \\ \x1b\n");
+/// assert_eq!(&cmd.parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?[..], b"a\tb \\ \x1b\n");
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,18 +178,25 @@ impl Command for ShowBuffer {
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         line.word("show-buffer")?;
         if let Some(name) = &self.name {
+            let name = buffer_lookup_name(line.version(), name);
             line.flag_arg("-b", name)?;
         }
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Bytes> {
-        let body = ok_body(self.name(), reply)?;
-        Ok(Bytes::from(unvis(&join_lines(&body))))
+    fn parse(self, reply: Reply, version: &Version) -> Result<Bytes> {
+        let body = join_lines(&ok_body(self.name(), reply)?);
+        Ok(Bytes::from(if version.show_buffer_is_raw() {
+            body
+        } else {
+            unvis(&body)
+        }))
     }
 }
 
-/// `paste-buffer`: types a buffer's contents into a pane.
+/// `paste-buffer`: types a buffer's contents into a pane, byte for byte on
+/// every tmux version (`-S` on 3.7 and later, which would otherwise make
+/// control bytes visible as `^[`, `^A`, `M^?`).
 ///
 /// By default tmux replaces every LF with CR on the way (what pressing Enter
 /// sends); [`keep_newlines`](PasteBuffer::keep_newlines) and
@@ -292,6 +313,7 @@ impl Command for PasteBuffer {
         line.word("paste-buffer")?;
         self.target.write(line)?;
         if let Some(name) = &self.buffer {
+            let name = buffer_lookup_name(line.version(), name);
             line.flag_arg("-b", name)?;
         }
         line.flag_if("-p", self.bracketed)?
@@ -300,10 +322,13 @@ impl Command for PasteBuffer {
         if let Some(sep) = &self.separator {
             line.flag_arg("-s", sep)?;
         }
+        // Since 3.7 tmux passes the text through vis(3) (ESC as `^[`, 0xff as
+        // `M^?`) unless `-S` is given; 3.3a to 3.6 refuse `-S` and paste raw.
+        line.flag_if("-S", line.version().paste_needs_raw_flag())?;
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -342,11 +367,12 @@ impl Command for DeleteBuffer {
     }
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("delete-buffer")?.flag_arg("-b", &self.name)?;
+        let name = buffer_lookup_name(line.version(), &self.name);
+        line.word("delete-buffer")?.flag_arg("-b", name)?;
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -357,8 +383,8 @@ impl Command for DeleteBuffer {
 /// use tmux_control::command::{Command, ListBuffers};
 /// use tmux_control::proto::Reply;
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false,
-///                     body: vec!["5 1795965725 4:clip".into()] };
-/// let buffers = ListBuffers::new().parse(reply)?;
+///                     body: vec!["5 1795965725 clip".into()] };
+/// let buffers = ListBuffers::new().parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert_eq!(buffers[0].name, "clip");
 /// assert_eq!(buffers[0].size, 5);
 /// # Ok::<(), tmux_control::Error>(())
@@ -386,7 +412,7 @@ const BUFFER_ROW: RowSpec = RowSpec {
 /// use tmux_control::command::{CommandLine, ListBuffers};
 /// assert_eq!(
 ///     CommandLine::of(&ListBuffers::new())?.to_string(),
-///     "list-buffers -F '#{buffer_size} #{buffer_created} #{n:buffer_name}:#{buffer_name}'"
+///     r#"list-buffers -F '#{buffer_size} #{buffer_created} #{s/\\/\\\\/;s/ /\\s/;s/'"\012"'/\\n/:buffer_name}'"#
 /// );
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
@@ -414,12 +440,12 @@ impl Command for ListBuffers {
     }
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("list-buffers")?
-            .flag_arg("-F", BUFFER_ROW.format())?;
+        let format = BUFFER_ROW.format();
+        line.word("list-buffers")?.flag_arg("-F", format)?;
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Vec<BufferInfo>> {
+    fn parse(self, reply: Reply, version: &Version) -> Result<Vec<BufferInfo>> {
         let body = join_lines(&ok_body(self.name(), reply)?);
         BUFFER_ROW
             .parse(self.name(), &body)?
@@ -428,7 +454,12 @@ impl Command for ListBuffers {
                 Ok(BufferInfo {
                     size: row.u64(0, "buffer_size")?,
                     created: row.u64(1, "buffer_created")?,
-                    name: lossy(row.text(0)),
+                    // Stored escaped since 3.7, raw before.
+                    name: lossy(&if version.cleans_names() {
+                        unvis(row.text(0))
+                    } else {
+                        row.text(0).to_vec()
+                    }),
                 })
             })
             .collect()
@@ -464,12 +495,20 @@ mod tests {
     #[test]
     fn show_buffer_decodes() {
         let got = ShowBuffer::latest()
-            .parse(ok(&[br"\$HOME \\n \377\a", b"", br"x\r"]))
+            .parse(
+                ok(&[br"\$HOME \\n \377\a", b"", br"x\r"]),
+                &Version::OLDEST_SUPPORTED,
+            )
             .unwrap();
         assert_eq!(&got[..], b"$HOME \\n \xff\x07\n\nx\r");
-        assert_eq!(&ShowBuffer::latest().parse(ok(&[b""])).unwrap()[..], b"");
+        assert_eq!(
+            &ShowBuffer::latest()
+                .parse(ok(&[b""]), &Version::OLDEST_SUPPORTED)
+                .unwrap()[..],
+            b""
+        );
         assert_command_error(
-            ShowBuffer::named("x").parse(err("no buffer x")),
+            ShowBuffer::named("x").parse(err("no buffer x"), &Version::OLDEST_SUPPORTED),
             "show-buffer",
         );
     }
@@ -477,13 +516,22 @@ mod tests {
     #[test]
     fn list_buffers_parses() {
         let rows = ListBuffers::new()
-            .parse(ok(&[b"1 2 3:a\tb", b"10 20 5:x", b"y z"]))
+            .parse(
+                ok(&[b"1 2 a\tb", br"10 20 x\ny\sz"]),
+                &Version::OLDEST_SUPPORTED,
+            )
             .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].name, "a\tb");
         assert_eq!(rows[1].name, "x\ny z");
         assert_eq!((rows[1].size, rows[1].created), (10, 20));
-        assert_unexpected(ListBuffers::new().parse(ok(&[b"1 2"])), "list-buffers");
-        assert_unexpected(ListBuffers::new().parse(ok(&[b"x 2 1:a"])), "list-buffers");
+        assert_unexpected(
+            ListBuffers::new().parse(ok(&[b"1 2"]), &Version::OLDEST_SUPPORTED),
+            "list-buffers",
+        );
+        assert_unexpected(
+            ListBuffers::new().parse(ok(&[b"x 2 a"]), &Version::OLDEST_SUPPORTED),
+            "list-buffers",
+        );
     }
 }

@@ -6,6 +6,7 @@ use crate::command::format::unvis;
 use crate::command::{Command, CommandLine, Target, ok_body};
 use crate::error::Result;
 use crate::proto::Reply;
+use crate::version::Version;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Bound {
@@ -35,7 +36,7 @@ enum Bound {
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "capture-pane -p -C -t %0 -S - -E - -e");
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false,
 ///                     body: vec![r"\033[1mbold\033[0m C:\\dir".into(), "".into()] };
-/// let lines = cmd.parse(reply)?;
+/// let lines = cmd.parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert_eq!(&lines[0][..], b"\x1b[1mbold\x1b[0m C:\\dir");
 /// assert_eq!(lines.len(), 2);
 /// # Ok::<(), tmux_control::Error>(())
@@ -159,11 +160,16 @@ impl CapturePane {
         self
     }
 
-    /// Keep trailing spaces at the end of each line (`-N`).
+    /// Keep the trailing spaces the program wrote at the end of each line
+    /// (`-N`; on tmux 3.4 and later also `-T`, so that the line is not padded
+    /// with the empty cells up to the pane's width).
     ///
     /// ```
     /// use tmux_control::command::{CommandLine, CapturePane};
-    /// assert!(CommandLine::of(&CapturePane::new("p").trailing_spaces())?.to_string().ends_with(" -N"));
+    /// use tmux_control::Version;
+    /// let cmd = CapturePane::new("p").trailing_spaces();
+    /// assert!(CommandLine::of(&cmd)?.to_string().ends_with(" -N"));
+    /// assert!(CommandLine::of_version(&cmd, Version::parse("3.4"))?.to_string().ends_with(" -N -T"));
     /// # Ok::<(), tmux_control::Error>(())
     /// ```
     pub fn trailing_spaces(mut self) -> Self {
@@ -200,10 +206,15 @@ impl Command for CapturePane {
         line.flag_if("-e", self.escapes)?
             .flag_if("-J", self.join)?
             .flag_if("-N", self.trailing_spaces)?;
+        // Since 3.4, `-N` alone also pads each line with the empty cells up
+        // to the pane's width; `-T` (which 3.3a refuses) keeps only the
+        // spaces the program wrote, as `-N` did before.
+        let pads = self.trailing_spaces && !self.join;
+        line.flag_if("-T", pads && line.version().capture_has_trim_flag())?;
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Vec<Bytes>> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<Bytes>> {
         Ok(ok_body(self.name(), reply)?
             .iter()
             .map(|l| {
@@ -237,7 +248,10 @@ mod tests {
             "capture-pane -p -C -t 'p' -S -5 -E -1 -e -J -N"
         );
         let lines = CapturePane::new("p")
-            .parse(ok(&[b"plain $HOME", br"a\\b \$X", b""]))
+            .parse(
+                ok(&[b"plain $HOME", br"a\\b \$X", b""]),
+                &Version::OLDEST_SUPPORTED,
+            )
             .unwrap();
         assert_eq!(
             lines,
@@ -248,7 +262,7 @@ mod tests {
             ]
         );
         assert_command_error(
-            CapturePane::new("p").parse(err("can't find pane: p")),
+            CapturePane::new("p").parse(err("can't find pane: p"), &Version::OLDEST_SUPPORTED),
             "capture-pane",
         );
     }

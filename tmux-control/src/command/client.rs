@@ -3,12 +3,13 @@
 
 use bytes::Bytes;
 
-use crate::command::format::{escape_format, join_lines};
+use crate::command::format::{armour, escape_format, join_lines, unarmour};
 use crate::command::target::write_opt;
 use crate::command::{Command, CommandLine, Target, ok_body, unit};
 use crate::error::{Error, Result};
 use crate::ids::{PaneId, WindowId};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// A client flag for [`RefreshClient::flags`] (control-mode.md §10).
 ///
@@ -350,7 +351,7 @@ impl Command for RefreshClient {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -448,7 +449,7 @@ impl Command for WaitFor {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -459,6 +460,9 @@ impl Command for WaitFor {
 /// expanded, and `display-message` also runs it through `strftime`, so `%`
 /// sequences are dates); [`literal`](DisplayMessage::literal) escapes text so
 /// that it comes back unchanged. Lines of the result are joined with LF.
+/// The result is exact on every tmux version: on 3.4 and 3.5, which escape
+/// reply lines in a way that loses information, the format is wrapped so
+/// that the reply can be decoded exactly.
 ///
 /// ```
 /// use tmux_control::command::{CommandLine, DisplayMessage};
@@ -532,14 +536,16 @@ impl Command for DisplayMessage {
     }
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        let message = armour(line.version(), &self.message);
         line.word("display-message")?.word("-p")?;
         write_opt(self.target.as_ref(), line)?;
-        line.end_of_flags().arg(&self.message)?;
+        line.end_of_flags().arg(message)?;
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Bytes> {
-        Ok(Bytes::from(join_lines(&ok_body(self.name(), reply)?)))
+    fn parse(self, reply: Reply, version: &Version) -> Result<Bytes> {
+        let text = join_lines(&ok_body(self.name(), reply)?);
+        Ok(Bytes::from(unarmour(version, &text)))
     }
 }
 
@@ -594,10 +600,11 @@ mod tests {
         }
         // The body of a `-A` reply may hold `%continue` lines; still Ok(()).
         RefreshClient::pane_output(PaneId(0), PaneOutput::Continue)
-            .parse(ok(&[b"%continue %0"]))
+            .parse(ok(&[b"%continue %0"]), &Version::OLDEST_SUPPORTED)
             .unwrap();
         assert_command_error(
-            RefreshClient::size(0, 0).parse(err("size too small or too big")),
+            RefreshClient::size(0, 0)
+                .parse(err("size too small or too big"), &Version::OLDEST_SUPPORTED),
             "refresh-client",
         );
     }
@@ -606,7 +613,9 @@ mod tests {
     fn wait_for_lines() {
         assert_eq!(line(&WaitFor::signal("-x")), "wait-for -S -- '-x'");
         assert_eq!(line(&WaitFor::wait("a;b")), "wait-for -- 'a;b'");
-        WaitFor::unlock("x").parse(ok(&[])).unwrap();
+        WaitFor::unlock("x")
+            .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
     }
 
     #[test]
@@ -620,11 +629,11 @@ mod tests {
             "display-message -p -- '-x'"
         );
         let out = DisplayMessage::format("x")
-            .parse(ok(&[b"line1", b"line2"]))
+            .parse(ok(&[b"line1", b"line2"]), &Version::OLDEST_SUPPORTED)
             .unwrap();
         assert_eq!(&out[..], b"line1\nline2");
         assert_command_error(
-            DisplayMessage::format("x").parse(err("bad")),
+            DisplayMessage::format("x").parse(err("bad"), &Version::OLDEST_SUPPORTED),
             "display-message",
         );
     }

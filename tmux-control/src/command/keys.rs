@@ -6,6 +6,7 @@ use std::str::FromStr;
 use crate::command::{Command, CommandLine, Target, unit};
 use crate::error::{Error, Result};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// A named key that tmux understands in `send-keys`.
 ///
@@ -576,7 +577,7 @@ impl Command for SendKeys {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -676,9 +677,12 @@ mod tests {
         let chunks = SendKeys::hex_chunks(PaneId(0), [1u8; 7], 0);
         assert_eq!(chunks.len(), 7);
         assert!(SendKeys::hex_chunks(PaneId(0), b"", 4).is_empty());
-        SendKeys::literal("p", "x").parse(ok(&[])).unwrap();
+        SendKeys::literal("p", "x")
+            .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
         assert_command_error(
-            SendKeys::literal("p", "x").parse(err("can't find pane: p")),
+            SendKeys::literal("p", "x")
+                .parse(err("can't find pane: p"), &Version::OLDEST_SUPPORTED),
             "send-keys",
         );
     }

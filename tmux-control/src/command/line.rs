@@ -4,6 +4,7 @@ use std::fmt;
 
 use crate::command::Command;
 use crate::error::{Error, Result};
+use crate::version::Version;
 
 /// One tmux command line under construction, without its line terminator.
 ///
@@ -66,23 +67,77 @@ use crate::error::{Error, Result};
 ///   commands expand `#{…}` formats in some arguments afterwards (session and
 ///   window names, `-c` directories, pane titles, `display-message`); the
 ///   typed commands escape those with [`escape_format`](crate::command::escape_format).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CommandLine {
     buf: Vec<u8>,
+    version: Version,
+}
+
+impl Default for CommandLine {
+    fn default() -> Self {
+        Self::new()
+    }
 }
 
 impl CommandLine {
-    /// An empty line.
+    /// An empty line for [`Version::OLDEST_SUPPORTED`] (tmux 3.3a). The
+    /// connection uses [`for_version`](CommandLine::for_version) with the
+    /// version of the tmux it talks to.
     ///
     /// ```
     /// use tmux_control::command::CommandLine;
     /// assert!(CommandLine::new().as_bytes().is_empty());
     /// ```
     pub fn new() -> Self {
-        Self::default()
+        Self::for_version(Version::OLDEST_SUPPORTED)
     }
 
-    /// Encodes `command` into a new line.
+    /// An empty line for a command that tmux `version` will read.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, PasteBuffer};
+    /// use tmux_control::Version;
+    /// let mut line = CommandLine::for_version(Version::parse("3.7c"));
+    /// assert_eq!(line.version().to_string(), "3.7c");
+    /// ```
+    pub fn for_version(version: Version) -> Self {
+        Self {
+            buf: Vec::new(),
+            version,
+        }
+    }
+
+    /// The tmux version this line is for.
+    ///
+    /// ```
+    /// use tmux_control::command::CommandLine;
+    /// use tmux_control::Version;
+    /// assert_eq!(CommandLine::new().version(), &Version::OLDEST_SUPPORTED);
+    /// ```
+    pub fn version(&self) -> &Version {
+        &self.version
+    }
+
+    /// Encodes `command` into a new line for tmux `version`.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, PasteBuffer};
+    /// use tmux_control::{PaneId, Version};
+    /// let paste = PasteBuffer::new(PaneId(1));
+    /// assert_eq!(CommandLine::of(&paste)?.to_string(), "paste-buffer -t %1");
+    /// assert_eq!(
+    ///     CommandLine::of_version(&paste, Version::parse("3.7c"))?.to_string(),
+    ///     "paste-buffer -t %1 -S"
+    /// );
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn of_version<C: Command + ?Sized>(command: &C, version: Version) -> Result<Self> {
+        let mut line = Self::for_version(version);
+        command.encode(&mut line)?;
+        Ok(line)
+    }
+
+    /// Encodes `command` into a new line for [`Version::OLDEST_SUPPORTED`].
     ///
     /// ```
     /// use tmux_control::command::{CommandLine, KillPane};

@@ -115,15 +115,20 @@ pub use window::{
 use crate::error::{Error, Result};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// One tmux command: how to write it and how to read its reply.
 ///
 /// The connection writes [`Command::encode`]'s line, waits for the matching
-/// reply block and hands it to [`Command::parse`] in the caller's task.
+/// reply block and hands it to [`Command::parse`] in the caller's task. Both
+/// know which tmux the connection talks to ([`CommandLine::version`] and
+/// `parse`'s `version`), so that a command can choose its flags and its
+/// decoding for that version.
 ///
 /// ```
 /// use tmux_control::command::{Command, CommandLine};
 /// use tmux_control::proto::Reply;
+/// use tmux_control::Version;
 ///
 /// /// `display-message -p TEXT`, returning the expanded text.
 /// struct Echo(String);
@@ -135,7 +140,7 @@ use crate::proto::Reply;
 ///         line.word("display-message")?.word("-p")?.arg(&self.0)?;
 ///         Ok(())
 ///     }
-///     fn parse(self, reply: Reply) -> tmux_control::Result<String> {
+///     fn parse(self, reply: Reply, _version: &Version) -> tmux_control::Result<String> {
 ///         let body = tmux_control::command::ok_body(self.name(), reply)?;
 ///         Ok(body.iter().map(|l| String::from_utf8_lossy(l)).collect::<Vec<_>>().join("\n"))
 ///     }
@@ -157,8 +162,9 @@ pub trait Command {
 
     /// Turns the reply block into the output. Called for `%end` and `%error`
     /// blocks alike; most commands use [`ok_body`] to turn `%error` into
-    /// [`Error::Command`].
-    fn parse(self, reply: Reply) -> Result<Self::Output>;
+    /// [`Error::Command`]. `version` is the tmux that wrote the reply (the
+    /// one [`CommandLine::version`] named when the line was encoded).
+    fn parse(self, reply: Reply, version: &Version) -> Result<Self::Output>;
 }
 
 /// Returns the body of a successful reply, or [`Error::Command`] with tmux's
@@ -210,7 +216,7 @@ fn unexpected(command: &str, detail: impl Into<String>) -> Error {
 /// use tmux_control::{PaneId, SessionId, WindowId};
 ///
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec!["$0 @3 %5".into()] };
-/// let created = NewWindow::new().parse(reply)?;
+/// let created = NewWindow::new().parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert_eq!(created, Created { session: SessionId(0), window: WindowId(3), pane: PaneId(5) });
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
@@ -356,6 +362,11 @@ pub(crate) mod test_util {
     use bytes::Bytes;
 
     use super::*;
+
+    /// How a free-text field of a `-F` row shows in a line (see `RowSpec`).
+    pub(crate) fn text_field(var: &str) -> String {
+        format!(r#"#{{s/\\/\\\\/;s/ /\\s/;s/'"\012"'/\\n/:{var}}}"#)
+    }
 
     /// The line a command encodes to, as text.
     pub(crate) fn line(cmd: &impl Command) -> String {

@@ -3,13 +3,14 @@
 
 use bytes::Bytes;
 
-use crate::command::format::join_lines;
+use crate::command::format::{join_lines, unvis_reply};
 use crate::command::target::write_opt;
 use crate::command::{
     Command, CommandLine, Target, check_env_name, command_error, ok_body, unexpected, unit,
 };
 use crate::error::{Error, Result};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// Which options table a [`SetOption`] or [`ShowOption`] addresses.
 ///
@@ -191,7 +192,7 @@ impl Command for SetOption {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -389,7 +390,7 @@ impl Command for ShowOption {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Option<OptionValue>> {
+    fn parse(self, reply: Reply, version: &Version) -> Result<Option<OptionValue>> {
         if reply.error {
             // tmux's answer for a user option that is not set.
             let unset_user_option = self.name.starts_with('@')
@@ -403,7 +404,10 @@ impl Command for ShowOption {
         if body.is_empty() {
             return Ok(None);
         }
-        Ok(Some(OptionValue(Bytes::from(join_lines(&body)))))
+        Ok(Some(OptionValue(Bytes::from(unvis_reply(
+            version,
+            &join_lines(&body),
+        )))))
     }
 }
 
@@ -535,7 +539,7 @@ impl Command for SetEnvironment {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -565,7 +569,7 @@ pub enum EnvValue {
 /// let cmd = ShowEnvironment::new("PATH").global();
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "show-environment -g -- 'PATH'");
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec!["PATH=/bin".into()] };
-/// assert_eq!(cmd.parse(reply)?, Some(EnvValue::Set("/bin".into())));
+/// assert_eq!(cmd.parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?, Some(EnvValue::Set("/bin".into())));
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -634,14 +638,14 @@ impl Command for ShowEnvironment {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Option<EnvValue>> {
+    fn parse(self, reply: Reply, version: &Version) -> Result<Option<EnvValue>> {
         if reply.error {
             if matches!(reply.body.as_slice(), [l] if l.starts_with(b"unknown variable")) {
                 return Ok(None);
             }
             return Err(command_error(self.name(), &reply));
         }
-        let text = join_lines(&ok_body(self.name(), reply)?);
+        let text = unvis_reply(version, &join_lines(&ok_body(self.name(), reply)?));
         let name = self.name.as_bytes();
         if let Some(value) = text.strip_prefix(name).and_then(|r| r.strip_prefix(b"=")) {
             return Ok(Some(EnvValue::Set(Bytes::copy_from_slice(value))));
@@ -697,7 +701,8 @@ mod tests {
         );
         assert!(CommandLine::of(&SetOption::new(OptionScope::Session, "a;b", "")).is_err());
         assert_command_error(
-            SetOption::new(OptionScope::Session, "x", "y").parse(err("invalid option: x")),
+            SetOption::new(OptionScope::Session, "x", "y")
+                .parse(err("invalid option: x"), &Version::OLDEST_SUPPORTED),
             "set-option",
         );
     }
@@ -705,19 +710,35 @@ mod tests {
     #[test]
     fn show_option_parses() {
         let cmd = || ShowOption::new(OptionScope::Session, "@x");
-        assert_eq!(cmd().parse(ok(&[])).unwrap(), None);
         assert_eq!(
-            cmd().parse(ok(&[b""])).unwrap(),
+            cmd().parse(ok(&[]), &Version::OLDEST_SUPPORTED).unwrap(),
+            None
+        );
+        assert_eq!(
+            cmd().parse(ok(&[b""]), &Version::OLDEST_SUPPORTED).unwrap(),
             Some(OptionValue::from(""))
         );
         assert_eq!(
-            cmd().parse(ok(&[b"line1", b"line2"])).unwrap(),
+            cmd()
+                .parse(ok(&[b"line1", b"line2"]), &Version::OLDEST_SUPPORTED)
+                .unwrap(),
             Some(OptionValue::from("line1\nline2"))
         );
-        assert_eq!(cmd().parse(err("invalid option: @x")).unwrap(), None);
-        assert_command_error(cmd().parse(err("no such session: y")), "show-options");
+        assert_eq!(
+            cmd()
+                .parse(err("invalid option: @x"), &Version::OLDEST_SUPPORTED)
+                .unwrap(),
+            None
+        );
+        assert_command_error(
+            cmd().parse(err("no such session: y"), &Version::OLDEST_SUPPORTED),
+            "show-options",
+        );
         let builtin = ShowOption::new(OptionScope::Session, "bogus");
-        assert_command_error(builtin.parse(err("invalid option: bogus")), "show-options");
+        assert_command_error(
+            builtin.parse(err("invalid option: bogus"), &Version::OLDEST_SUPPORTED),
+            "show-options",
+        );
     }
 
     #[test]
@@ -730,20 +751,40 @@ mod tests {
         assert!(CommandLine::of(&ShowEnvironment::new("A=")).is_err());
         let show = || ShowEnvironment::new("NL");
         assert_eq!(
-            show().parse(ok(&[b"NL=a", b"b"])).unwrap(),
+            show()
+                .parse(ok(&[b"NL=a", b"b"]), &Version::OLDEST_SUPPORTED)
+                .unwrap(),
             Some(EnvValue::Set("a\nb".into()))
         );
         assert_eq!(
-            show().parse(ok(&[b"NL="])).unwrap(),
+            show()
+                .parse(ok(&[b"NL="]), &Version::OLDEST_SUPPORTED)
+                .unwrap(),
             Some(EnvValue::Set("".into()))
         );
         assert_eq!(
-            show().parse(ok(&[b"-NL"])).unwrap(),
+            show()
+                .parse(ok(&[b"-NL"]), &Version::OLDEST_SUPPORTED)
+                .unwrap(),
             Some(EnvValue::Removed)
         );
-        assert_eq!(show().parse(err("unknown variable: NL")).unwrap(), None);
-        assert_unexpected(show().parse(ok(&[b"OTHER=1"])), "show-environment");
-        assert_unexpected(show().parse(ok(&[])), "show-environment");
-        assert_command_error(show().parse(err("no such session: x")), "show-environment");
+        assert_eq!(
+            show()
+                .parse(err("unknown variable: NL"), &Version::OLDEST_SUPPORTED)
+                .unwrap(),
+            None
+        );
+        assert_unexpected(
+            show().parse(ok(&[b"OTHER=1"]), &Version::OLDEST_SUPPORTED),
+            "show-environment",
+        );
+        assert_unexpected(
+            show().parse(ok(&[]), &Version::OLDEST_SUPPORTED),
+            "show-environment",
+        );
+        assert_command_error(
+            show().parse(err("no such session: x"), &Version::OLDEST_SUPPORTED),
+            "show-environment",
+        );
     }
 }

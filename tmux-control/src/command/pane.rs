@@ -11,6 +11,7 @@ use crate::command::{
 use crate::error::Result;
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// `split-window -d -P -F …`: splits a pane and returns the new pane's ids.
 ///
@@ -162,7 +163,7 @@ impl Command for SplitWindow {
         self.spawn.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<Created> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Created> {
         Created::parse(self.name(), reply)
     }
 }
@@ -174,9 +175,9 @@ impl Command for SplitWindow {
 /// use tmux_control::proto::Reply;
 /// use tmux_control::PaneId;
 ///
-/// let row = "$0 @0 0 %0 0 1 80 24 0 0 4242 0  0 0 2 1 0 2:vm 4:bash 5:/root 10:/dev/pts/0";
+/// let row = "$0 @0 0 %0 0 1 80 24 0 0 4242 0  0 0 2 1 0 vm bash /root /dev/pts/0";
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec![row.into()] };
-/// let panes = ListPanes::all().parse(reply)?;
+/// let panes = ListPanes::all().parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert_eq!(panes[0].id, PaneId(0));
 /// assert_eq!(panes[0].pid, Some(4242));
 /// assert_eq!(panes[0].current_command, "bash");
@@ -347,7 +348,7 @@ impl Command for ListPanes {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Vec<PaneInfo>> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<PaneInfo>> {
         let body = join_lines(&ok_body(self.name(), reply)?);
         PANE_ROW
             .parse(self.name(), &body)?
@@ -421,7 +422,7 @@ impl Command for KillPane {
         self.target.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -490,7 +491,7 @@ impl Command for SelectPane {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -683,7 +684,7 @@ impl Command for ResizePane {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -756,7 +757,7 @@ impl Command for RespawnPane {
         self.spawn.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -781,10 +782,12 @@ mod tests {
             "split-window -d -P -F '#{session_id} #{window_id} #{pane_id}' -v -b -f -l 5 -e 'A='"
         );
         assert!(CommandLine::of(&SplitWindow::new().size(Size::Percent(200))).is_err());
-        let c = SplitWindow::new().parse(ok(&[b"$1 @1 %8"])).unwrap();
+        let c = SplitWindow::new()
+            .parse(ok(&[b"$1 @1 %8"]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
         assert_eq!(c.pane, PaneId(8));
         assert_command_error(
-            SplitWindow::new().parse(err("no space for new pane")),
+            SplitWindow::new().parse(err("no space for new pane"), &Version::OLDEST_SUPPORTED),
             "split-window",
         );
     }
@@ -793,19 +796,22 @@ mod tests {
     fn list_panes() {
         assert_eq!(
             line(&ListPanes::in_window(WindowId(3))),
-            "list-panes -t @3 -F '#{session_id} #{window_id} #{window_index} #{pane_id} \
-             #{pane_index} #{pane_active} #{pane_width} #{pane_height} #{pane_left} #{pane_top} \
-             #{pane_pid} #{pane_dead} #{pane_dead_status} #{pane_in_mode} #{alternate_on} \
-             #{cursor_x} #{cursor_y} #{history_size} #{n:pane_title}:#{pane_title} \
-             #{n:pane_current_command}:#{pane_current_command} \
-             #{n:pane_current_path}:#{pane_current_path} #{n:pane_tty}:#{pane_tty}'"
+            format!(
+                "list-panes -t @3 -F '#{{session_id}} #{{window_id}} #{{window_index}} #{{pane_id}} #{{pane_index}} #{{pane_active}} #{{pane_width}} #{{pane_height}} #{{pane_left}} #{{pane_top}} #{{pane_pid}} #{{pane_dead}} #{{pane_dead_status}} #{{pane_in_mode}} #{{alternate_on}} #{{cursor_x}} #{{cursor_y}} #{{history_size}} {} {} {} {}'",
+                text_field("pane_title"),
+                text_field("pane_current_command"),
+                text_field("pane_current_path"),
+                text_field("pane_tty")
+            )
         );
         let rows = ListPanes::all()
-            .parse(ok(&[
-                b"$0 @0 0 %0 0 1 80 24 0 0 100 0  0 0 0 0 5 2:vm 4:bash 8:/tmp/a ",
-                b" 10:/dev/pts/1",
-                b"$0 @1 1 %4 1 0 40 12 41 0 0 1 -1 1 1 3 4 0 6:t: 1 2 0: 0: 0:",
-            ]))
+            .parse(
+                ok(&[
+                    br"$0 @0 0 %0 0 1 80 24 0 0 100 0  0 0 0 0 5 vm bash /tmp/a\s\n /dev/pts/1",
+                    br"$0 @1 1 %4 1 0 40 12 41 0 0 1 -1 1 1 3 4 0 t:\s1\s2   ",
+                ]),
+                &Version::OLDEST_SUPPORTED,
+            )
             .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].current_path, bytes_to_path(b"/tmp/a \n"));
@@ -820,14 +826,19 @@ mod tests {
         assert_eq!(rows[1].title, "t: 1 2");
         assert_eq!(rows[1].current_command, "");
         assert_unexpected(
-            ListPanes::all().parse(ok(&[
-                b"$0 @1 1 %4 1 0 40 12 41 0 0 1 x 1 1 3 4 0 0: 0: 0: 0:",
-            ])),
+            ListPanes::all().parse(
+                ok(&[b"$0 @1 1 %4 1 0 40 12 41 0 0 1 x 1 1 3 4 0    "]),
+                &Version::OLDEST_SUPPORTED,
+            ),
             "list-panes",
         );
-        assert_unexpected(ListPanes::all().parse(ok(&[b"%0"])), "list-panes");
+        assert_unexpected(
+            ListPanes::all().parse(ok(&[b"%0"]), &Version::OLDEST_SUPPORTED),
+            "list-panes",
+        );
         assert_command_error(
-            ListPanes::in_window("x").parse(err("can't find window: x")),
+            ListPanes::in_window("x")
+                .parse(err("can't find window: x"), &Version::OLDEST_SUPPORTED),
             "list-panes",
         );
     }
@@ -856,9 +867,11 @@ mod tests {
             "respawn-pane -t %1 -- '-x'"
         );
         assert_command_error(
-            RespawnPane::new("p").parse(err("pane %1 still active")),
+            RespawnPane::new("p").parse(err("pane %1 still active"), &Version::OLDEST_SUPPORTED),
             "respawn-pane",
         );
-        ResizePane::toggle_zoom("p").parse(ok(&[])).unwrap();
+        ResizePane::toggle_zoom("p")
+            .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
     }
 }

@@ -5,6 +5,7 @@ use bytes::Bytes;
 use crate::command::{Command, CommandLine, ok_body};
 use crate::error::{Error, Result};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// Every tmux command (3.3a to 3.7c) with its alias, in tmux's table order,
 /// to resolve names the way tmux does: an exact alias, else an exact name,
@@ -317,7 +318,7 @@ impl Command for Raw {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Vec<Bytes>> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<Bytes>> {
         ok_body(self.name(), reply)
     }
 }
@@ -404,10 +405,12 @@ mod tests {
         assert!(CommandLine::of(&Raw::new("x").arg("a\0")).is_err());
         assert_eq!(Raw::new("lsc").name(), "list-clients");
         assert_eq!(Raw::new("future").name(), "raw");
-        let out = Raw::new("list-clients").parse(ok(&[b"a", b"%b"])).unwrap();
+        let out = Raw::new("list-clients")
+            .parse(ok(&[b"a", b"%b"]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
         assert_eq!(out, vec![Bytes::from("a"), Bytes::from("%b")]);
         assert_command_error(
-            Raw::new("bogus").parse(err("unknown command: bogus")),
+            Raw::new("bogus").parse(err("unknown command: bogus"), &Version::OLDEST_SUPPORTED),
             "raw",
         );
     }

@@ -3,11 +3,12 @@
 
 use std::path::PathBuf;
 
-use crate::command::format::{RowSpec, bytes_to_path, join_lines, lossy, unvis, vis_name};
+use crate::command::format::{RowSpec, bytes_to_path, join_lines, lossy, unvis, window_name_arg};
 use crate::command::{CREATED_FORMAT, Command, CommandLine, Created, Spawn, Target, ok_body, unit};
 use crate::error::Result;
 use crate::ids::SessionId;
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// `new-session -d -P -F …`: creates a session and returns its ids.
 ///
@@ -122,9 +123,10 @@ impl Command for NewSession {
             line.flag_literal("-s", name)?;
         }
         if let Some(name) = &self.window_name {
-            // tmux stores a `-n` name raw but every other window name
-            // vis-escaped; store this one the same way (see `vis_name`).
-            line.flag_literal("-n", vis_name(name))?;
+            // Stored, and read back, like every other window name (see
+            // `window_name_arg`).
+            let name = window_name_arg(line.version(), name);
+            line.flag_literal("-n", name)?;
         }
         if let Some(w) = self.width {
             line.number("-x", w)?;
@@ -135,7 +137,7 @@ impl Command for NewSession {
         self.spawn.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<Created> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Created> {
         Created::parse(self.name(), reply)
     }
 }
@@ -147,9 +149,9 @@ impl Command for NewSession {
 /// use tmux_control::proto::Reply;
 /// use tmux_control::SessionId;
 ///
-/// let row = "$0 2 1 1795959886 1795959890 4:main 0: 4:/tmp";
+/// let row = "$0 2 1 1795959886 1795959890 main  /tmp";
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec![row.into()] };
-/// let sessions = ListSessions::new().parse(reply)?;
+/// let sessions = ListSessions::new().parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert_eq!(sessions[0].id, SessionId(0));
 /// assert_eq!(sessions[0].name, "main");
 /// assert_eq!(sessions[0].windows, 2);
@@ -223,12 +225,12 @@ impl Command for ListSessions {
     }
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("list-sessions")?
-            .flag_arg("-F", SESSION_ROW.format())?;
+        let format = SESSION_ROW.format();
+        line.word("list-sessions")?.flag_arg("-F", format)?;
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Vec<SessionInfo>> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<SessionInfo>> {
         let body = join_lines(&ok_body(self.name(), reply)?);
         SESSION_ROW
             .parse(self.name(), &body)?
@@ -290,7 +292,7 @@ impl Command for KillSession {
         self.target.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -341,7 +343,7 @@ impl Command for RenameSession {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -393,7 +395,7 @@ impl Command for HasSession {
         self.target.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<bool> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<bool> {
         Ok(!reply.error)
     }
 }
@@ -423,10 +425,12 @@ mod tests {
             "new-session -d -P -F '#{session_id} #{window_id} #{pane_id}' -s 'a b;c' \
              -n '#{l:#[}x]' -x 1 -y 2 -c '~/d' -e 'K=v'\"\\012\" -- '-c'"
         );
-        let created = NewSession::new().parse(ok(&[b"$4 @5 %6"])).unwrap();
+        let created = NewSession::new()
+            .parse(ok(&[b"$4 @5 %6"]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
         assert_eq!(created.session, SessionId(4));
         assert_command_error(
-            NewSession::new().parse(err("duplicate session: x")),
+            NewSession::new().parse(err("duplicate session: x"), &Version::OLDEST_SUPPORTED),
             "new-session",
         );
     }
@@ -435,16 +439,21 @@ mod tests {
     fn list_sessions() {
         assert_eq!(
             line(&ListSessions::new()),
-            "list-sessions -F '#{session_id} #{session_windows} #{session_attached} \
-             #{session_created} #{session_activity} #{n:session_name}:#{session_name} \
-             #{n:session_group}:#{session_group} #{n:session_path}:#{session_path}'"
+            format!(
+                "list-sessions -F '#{{session_id}} #{{session_windows}} #{{session_attached}} #{{session_created}} #{{session_activity}} {} {} {}'",
+                text_field("session_name"),
+                text_field("session_group"),
+                text_field("session_path")
+            )
         );
         let rows = ListSessions::new()
-            .parse(ok(&[
-                b"$0 1 1 10 11 7:s\\tn \xc3\xa9 0: 4:/a",
-                b"b",
-                b"$3 2 0 12 13 4:a b  3:grp 5:/x y\xff",
-            ]))
+            .parse(
+                ok(&[
+                    b"$0 1 1 10 11 s\\\\tn\\s\xc3\xa9  /a\\nb",
+                    b"$3 2 0 12 13 a\\sb\\s grp /x\\sy\xff",
+                ]),
+                &Version::OLDEST_SUPPORTED,
+            )
             .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].name, "s\tn é");
@@ -454,20 +463,28 @@ mod tests {
         assert_eq!(rows[1].group.as_deref(), Some("grp"));
         assert_eq!(rows[1].attached, 0);
         assert_eq!(rows[1].created, 12);
-        assert!(ListSessions::new().parse(ok(&[])).unwrap().is_empty());
+        assert!(
+            ListSessions::new()
+                .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+                .unwrap()
+                .is_empty()
+        );
         assert_unexpected(
-            ListSessions::new().parse(ok(&[b"$0 1 1 10 4:main 0: 0:"])),
+            ListSessions::new().parse(ok(&[b"$0 1 1 10 main  "]), &Version::OLDEST_SUPPORTED),
             "list-sessions",
         );
         assert_unexpected(
-            ListSessions::new().parse(ok(&[b"@0 1 1 10 11 4:main 0: 0:"])),
+            ListSessions::new().parse(ok(&[b"@0 1 1 10 11 main  "]), &Version::OLDEST_SUPPORTED),
             "list-sessions",
         );
         assert_unexpected(
-            ListSessions::new().parse(ok(&[b"$0 x 1 10 11 4:main 0: 0:"])),
+            ListSessions::new().parse(ok(&[b"$0 x 1 10 11 main  "]), &Version::OLDEST_SUPPORTED),
             "list-sessions",
         );
-        assert_command_error(ListSessions::new().parse(err("no server")), "list-sessions");
+        assert_command_error(
+            ListSessions::new().parse(err("no server"), &Version::OLDEST_SUPPORTED),
+            "list-sessions",
+        );
     }
 
     #[test]
@@ -477,16 +494,22 @@ mod tests {
             line(&RenameSession::new("x", "#{y}")),
             "rename-session -t 'x' -- '##{y}'"
         );
-        assert!(HasSession::new("x").parse(ok(&[])).unwrap());
+        assert!(
+            HasSession::new("x")
+                .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+                .unwrap()
+        );
         assert!(
             !HasSession::new("x")
-                .parse(err("can't find session: x"))
+                .parse(err("can't find session: x"), &Version::OLDEST_SUPPORTED)
                 .unwrap()
         );
         assert_command_error(
-            KillSession::new("x").parse(err("can't find session: x")),
+            KillSession::new("x").parse(err("can't find session: x"), &Version::OLDEST_SUPPORTED),
             "kill-session",
         );
-        RenameSession::new("x", "y").parse(ok(&[])).unwrap();
+        RenameSession::new("x", "y")
+            .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
     }
 }

@@ -1,7 +1,7 @@
 //! Windows: `new-window`, `list-windows`, `kill-window`, `rename-window`,
 //! `select-window`, `resize-window`.
 
-use crate::command::format::{RowSpec, join_lines, lossy, unvis, vis_name};
+use crate::command::format::{RowSpec, join_lines, lossy, unvis, window_name_arg};
 use crate::command::target::write_opt;
 use crate::command::{
     CREATED_FORMAT, Command, CommandLine, Created, Spawn, Target, escape_format, ok_body, unit,
@@ -9,6 +9,7 @@ use crate::command::{
 use crate::error::{Error, Result};
 use crate::ids::{SessionId, WindowId};
 use crate::proto::Reply;
+use crate::version::Version;
 
 /// `new-window -d -P -F …`: creates a window and returns its ids.
 ///
@@ -102,14 +103,15 @@ impl Command for NewWindow {
             .flag_arg("-F", CREATED_FORMAT)?;
         write_opt(self.target.as_ref(), line)?;
         if let Some(name) = &self.name {
-            // tmux stores a `-n` name raw but every other window name
-            // vis-escaped; store this one the same way (see `vis_name`).
-            line.flag_literal("-n", vis_name(name))?;
+            // Stored, and read back, like every other window name (see
+            // `window_name_arg`).
+            let name = window_name_arg(line.version(), name);
+            line.flag_literal("-n", name)?;
         }
         self.spawn.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<Created> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Created> {
         Created::parse(self.name(), reply)
     }
 }
@@ -121,9 +123,9 @@ impl Command for NewWindow {
 /// use tmux_control::proto::Reply;
 /// use tmux_control::{SessionId, WindowId};
 ///
-/// let row = "$0 @1 0 1 80 24 1 0 b25d,80x24,0,0,0 b25d,80x24,0,0,0 * 4:bash";
+/// let row = "$0 @1 0 1 80 24 1 0 b25d,80x24,0,0,0 b25d,80x24,0,0,0 * bash";
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec![row.into()] };
-/// let windows = ListWindows::in_session(SessionId(0)).parse(reply)?;
+/// let windows = ListWindows::in_session(SessionId(0)).parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert_eq!(windows[0].id, WindowId(1));
 /// assert_eq!(windows[0].name, "bash");
 /// assert_eq!((windows[0].width, windows[0].height), (80, 24));
@@ -240,7 +242,7 @@ impl Command for ListWindows {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<Vec<WindowInfo>> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<WindowInfo>> {
         let body = join_lines(&ok_body(self.name(), reply)?);
         WINDOW_ROW
             .parse(self.name(), &body)?
@@ -305,7 +307,7 @@ impl Command for KillWindow {
         self.target.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -355,7 +357,7 @@ impl Command for RenameWindow {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -399,7 +401,7 @@ impl Command for SelectWindow {
         self.target.write(line)
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -532,7 +534,7 @@ impl Command for ResizeWindow {
         Ok(())
     }
 
-    fn parse(self, reply: Reply) -> Result<()> {
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
         unit(self.name(), reply)
     }
 }
@@ -560,25 +562,30 @@ mod tests {
             line(&NewWindow::new().window_name("a\\b\t$HOME")),
             r"new-window -d -P -F '#{session_id} #{window_id} #{pane_id}' -n 'a\\b\t\$HOME'"
         );
-        let c = NewWindow::new().parse(ok(&[b"$0 @9 %9"])).unwrap();
+        let c = NewWindow::new()
+            .parse(ok(&[b"$0 @9 %9"]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
         assert_eq!(c.window, WindowId(9));
-        assert_command_error(NewWindow::new().parse(err("index in use")), "new-window");
+        assert_command_error(
+            NewWindow::new().parse(err("index in use"), &Version::OLDEST_SUPPORTED),
+            "new-window",
+        );
     }
 
     #[test]
     fn list_windows() {
         assert_eq!(
             line(&ListWindows::all()),
-            "list-windows -a -F '#{session_id} #{window_id} #{window_index} #{window_active} \
-             #{window_width} #{window_height} #{window_panes} #{window_zoomed_flag} \
-             #{window_layout} #{window_visible_layout} #{window_flags} \
-             #{n:window_name}:#{window_name}'"
+            format!(
+                "list-windows -a -F '#{{session_id}} #{{window_id}} #{{window_index}} #{{window_active}} #{{window_width}} #{{window_height}} #{{window_panes}} #{{window_zoomed_flag}} #{{window_layout}} #{{window_visible_layout}} #{{window_flags}} {}'",
+                text_field("window_name")
+            )
         );
         let rows = ListWindows::all()
             .parse(ok(&[
-                b"$0 @0 0 1 80 24 2 1 aaaa,80x24,0,0{40x24,0,0,0,39x24,41,0,1} bbbb,80x24,0,0,1 *Z 13:a b\\\\c \\001 x",
-                b"$1 @2 5 0 10 5 1 0 cccc,10x5,0,0,2 cccc,10x5,0,0,2  6:x\\ny z",
-            ]))
+                b"$0 @0 0 1 80 24 2 1 aaaa,80x24,0,0{40x24,0,0,0,39x24,41,0,1} bbbb,80x24,0,0,1 *Z a\\sb\\\\\\\\c\\s\\\\001\\sx",
+                b"$1 @2 5 0 10 5 1 0 cccc,10x5,0,0,2 cccc,10x5,0,0,2  x\\\\ny\\sz",
+            ]), &Version::OLDEST_SUPPORTED)
             .unwrap();
         assert_eq!(rows.len(), 2);
         assert_eq!(rows[0].name, "a b\\c \u{1} x");
@@ -591,14 +598,23 @@ mod tests {
         assert_eq!(rows[1].name, "x\ny z");
         assert!(!rows[1].active);
         assert_unexpected(
-            ListWindows::all().parse(ok(&[b"$0 @0 0 2 80 24 2 1 l l * 1:a"])),
+            ListWindows::all().parse(
+                ok(&[b"$0 @0 0 2 80 24 2 1 l l * a"]),
+                &Version::OLDEST_SUPPORTED,
+            ),
             "list-windows",
         );
         assert_unexpected(
-            ListWindows::all().parse(ok(&[b"$0 @0 0 1 80 24 2 1 l l * 2:a"])),
+            ListWindows::all().parse(
+                ok(&[b"$0 @0 0 1 80 24 2 1 l l * a b"]),
+                &Version::OLDEST_SUPPORTED,
+            ),
             "list-windows",
         );
-        assert_unexpected(ListWindows::all().parse(ok(&[b"garbage"])), "list-windows");
+        assert_unexpected(
+            ListWindows::all().parse(ok(&[b"garbage"]), &Version::OLDEST_SUPPORTED),
+            "list-windows",
+        );
     }
 
     #[test]
@@ -617,9 +633,11 @@ mod tests {
             CommandLine::of(&ResizeWindow::new(WindowId(1))),
             Err(Error::InvalidArgument(_))
         ));
-        KillWindow::new("x").parse(ok(&[])).unwrap();
+        KillWindow::new("x")
+            .parse(ok(&[]), &Version::OLDEST_SUPPORTED)
+            .unwrap();
         assert_command_error(
-            SelectWindow::new("x").parse(err("can't find window: x")),
+            SelectWindow::new("x").parse(err("can't find window: x"), &Version::OLDEST_SUPPORTED),
             "select-window",
         );
     }
