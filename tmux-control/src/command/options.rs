@@ -299,7 +299,7 @@ impl From<Bytes> for OptionValue {
 /// let cmd = ShowOption::new(OptionScope::Session, "@note").global();
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "show-options -v -g -- '@note'");
 /// let unset = Reply { time: 0, number: 1, flags: 1, error: true, body: vec!["invalid option: @note".into()] };
-/// assert_eq!(cmd.parse(unset)?, None);
+/// assert_eq!(cmd.parse(unset, &tmux_control::Version::OLDEST_SUPPORTED)?, None);
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -359,7 +359,7 @@ impl Command for RenameSession {
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "has-session -t '=main'");
 /// let missing = Reply { time: 0, number: 1, flags: 1, error: true,
 ///                       body: vec!["can't find session: main".into()] };
-/// assert_eq!(cmd.parse(missing)?, false);
+/// assert_eq!(cmd.parse(missing, &tmux_control::Version::OLDEST_SUPPORTED)?, false);
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
