@@ -476,6 +476,8 @@ impl Command for WaitFor {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DisplayMessage {
     message: Vec<u8>,
+    /// `message` is text to return unchanged, not a format.
+    literal: bool,
     target: Option<Target>,
 }
 
@@ -489,6 +491,7 @@ impl DisplayMessage {
     pub fn format(format: impl AsRef<[u8]>) -> Self {
         Self {
             message: format.as_ref().to_vec(),
+            literal: false,
             target: None,
         }
     }
@@ -503,14 +506,11 @@ impl DisplayMessage {
     /// # Ok::<(), tmux_control::Error>(())
     /// ```
     pub fn literal(text: impl AsRef<[u8]>) -> Self {
-        let mut percent_doubled = Vec::with_capacity(text.as_ref().len());
-        for &b in text.as_ref() {
-            if b == b'%' {
-                percent_doubled.push(b'%');
-            }
-            percent_doubled.push(b);
+        Self {
+            message: text.as_ref().to_vec(),
+            literal: true,
+            target: None,
         }
-        Self::format(escape_format(&percent_doubled))
     }
 
     /// The pane (or window, session) whose values the format sees (`-t`).
@@ -536,7 +536,20 @@ impl Command for DisplayMessage {
     }
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        let message = armour(line.version(), &self.message);
+        let message = if self.literal {
+            // `strftime` turns `%%` into `%`. Inside the wrapper of
+            // `armour` (3.4, 3.5) tmux expands the time twice, so each `%`
+            // is written four times there.
+            let copies = if line.version().escapes_replies() { 4 } else { 2 };
+            let mut escaped = Vec::with_capacity(self.message.len() + 8);
+            for &b in &self.message {
+                let n = if b == b'%' { copies } else { 1 };
+                escaped.extend(std::iter::repeat_n(b, n));
+            }
+            armour(line.version(), &escape_format(&escaped))
+        } else {
+            armour(line.version(), &self.message)
+        };
         line.word("display-message")?.word("-p")?;
         write_opt(self.target.as_ref(), line)?;
         line.end_of_flags().arg(message)?;
