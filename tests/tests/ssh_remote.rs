@@ -123,16 +123,39 @@ impl Drop for Sshd {
     }
 }
 
+/// The absolute path of the first `tmux` on PATH.
+fn local_tmux() -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join("tmux"))
+        .find(|p| p.is_file())
+        .expect("tmux is on PATH")
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_command_and_wait_all_through_ssh() {
     let sshd = Sshd::start();
-    let server = Server::named(sshd.socket.clone()).over_ssh(sshd.ssh_args());
+    // The remote end runs the tmux this test runs with (the first on PATH,
+    // as scripts/test-matrix sets it), not whatever sshd's PATH finds.
+    let local = local_tmux();
+    let server = Server::named(sshd.socket.clone())
+        .program(&local)
+        .over_ssh(sshd.ssh_args());
     tokio::time::timeout(Duration::from_secs(60), async {
         let tmux = Tmux::connect(&server)
             .await
             .unwrap_or_else(|e| panic!("connect over ssh: {e}"));
+        let version = Command::new(&local).arg("-V").output().unwrap();
+        let version = String::from_utf8_lossy(&version.stdout).into_owned();
+        assert_eq!(
+            tmux.version(),
+            &tmux_control::Version::parse(&version),
+            "the remote tmux is {}",
+            local.display()
+        );
         let r = tmux
-            .raw_line("new-session -d -s remote -P -F '#{pane_id}' 'tmux wait-for go; printf \"over %s\\n\" ssh; sleep 30'")
+            .raw_line(format!("new-session -d -s remote -P -F '#{{pane_id}}' '{} wait-for go; printf \"over %s\\n\" ssh; sleep 30'", local.display()))
             .await
             .unwrap();
         assert!(!r.error, "{:?}", r.body);

@@ -1433,7 +1433,11 @@ async fn options_at_every_scope_set_show_and_unset() {
             .await
             .unwrap();
         // The default changed in tmux 3.5.
-        let default = if tmux.version().at_least(3, 5) { "10" } else { "500" };
+        let default = if tmux.version().at_least(3, 5) {
+            "10"
+        } else {
+            "500"
+        };
         assert_eq!(
             value(show(ShowOption::new(OptionScope::Server, "escape-time")).await).as_deref(),
             Some(default),

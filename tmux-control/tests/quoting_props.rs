@@ -296,13 +296,19 @@ fn any_text_round_trips_as_window_and_session_names() {
     let v3_7 = fx.tmux.version().at_least(3, 7);
     let refused = |r: Result<(), Error>, what: &str| match r {
         Err(Error::Command { message, .. }) if message.contains("invalid") => Ok(()),
-        other => Err(TestCaseError::fail(format!("{what} should be refused: {other:?}"))),
+        other => Err(TestCaseError::fail(format!(
+            "{what} should be refused: {other:?}"
+        ))),
     };
     check((text(false), text(false)), |(name, session_name)| {
         let has_control = |s: &str| s.chars().any(|c| c < ' ' || c == '\u{7f}');
         if v3_7 && has_control(&name) {
             refused(fx.run(RenameWindow::new(renamed, &name)), "rename-window")?;
-            let new = fx.run(NewWindow::new().window_name(&name).command("exec sleep 600"));
+            let new = fx.run(
+                NewWindow::new()
+                    .window_name(&name)
+                    .command("exec sleep 600"),
+            );
             refused(new.map(drop), "new-window")?;
             return Ok(());
         }

@@ -540,7 +540,11 @@ impl Command for DisplayMessage {
             // `strftime` turns `%%` into `%`. Inside the wrapper of
             // `armour` (3.4, 3.5) tmux expands the time twice, so each `%`
             // is written four times there.
-            let copies = if line.version().escapes_replies() { 4 } else { 2 };
+            let copies = if line.version().escapes_replies() {
+                4
+            } else {
+                2
+            };
             let mut escaped = Vec::with_capacity(self.message.len() + 8);
             for &b in &self.message {
                 let n = if b == b'%' { copies } else { 1 };
