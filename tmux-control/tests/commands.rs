@@ -371,7 +371,11 @@ async fn session_names_list_rename_has_and_kill() {
         // Kill by id and by exact name.
         tmux.run(KillSession::new(first)).await.unwrap();
         assert!(!tmux.run(HasSession::new(first)).await.unwrap());
-        tmux.run(KillSession::new("=colon_and_dot")).await.unwrap();
+        if v3_7 {
+            tmux.run(KillSession::new(ids[1].0)).await.unwrap();
+        } else {
+            tmux.run(KillSession::new("=colon_and_dot")).await.unwrap();
+        }
         assert!(!tmux.run(HasSession::new(ids[1].0)).await.unwrap());
         let left: Vec<SessionId> = tmux
             .run(ListSessions::new())
