@@ -128,7 +128,7 @@ fn local_tmux() -> std::path::PathBuf {
     std::env::var_os("PATH")
         .iter()
         .flat_map(std::env::split_paths)
-        .map(|dir| dir.join("tmux"))
+        .map(|dir| dir.join("tmux")) // a path lookup on PATH, not a tmux invocation
         .find(|p| p.is_file())
         .expect("tmux is on PATH")
 }
