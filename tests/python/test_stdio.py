@@ -180,6 +180,14 @@ async def test_create_type_wait_and_capture(tmux_mcp: TmuxMcp) -> None:
             assert [s["name"] for s in sessions] == ["py stdio"]
             assert sessions[0]["windows"][0]["panes"][0]["id"] == pane
 
+            # Both name the tmux they drive, as `tmux -V` does.
+            version = subprocess.run([tmux_mcp.tmux, "-V"], capture_output=True, text=True, check=True)
+            expected = version.stdout.split()[1]
+            assert listed.structured_content["tmux_version"] == expected
+            info = await session.call_tool("pane_info", {"target": pane})
+            assert info.structured_content["tmux_version"] == expected
+            assert f"tmux {expected}" in text_of(info)
+
 
 async def test_run_returns_output_and_exact_exit_status(tmux_mcp: TmuxMcp) -> None:
     with anyio.fail_after(LIMIT):

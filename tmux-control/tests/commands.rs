@@ -94,11 +94,31 @@ async fn display(tmux: &Tmux, target: PaneId, format: &str) -> String {
 /// Waits until the pane's foreground program is `command`, as tmux reads
 /// it from `/proc`. (Before that tmux shows the start command's first word,
 /// `exec` skipped; the path, which has no such fallback, tells them apart.)
+///
+/// tmux names a pane's command from its argv until the child has taken the
+/// terminal, then from the terminal's foreground process: `exec sleep` is
+/// "sleep", then briefly "bash", then "sleep" again. So the pane's own
+/// process must be running `command` too (read from `/proc` where there is
+/// one).
 async fn wait_command(tmux: &Tmux, pane: PaneId, command: &str) {
     eventually(&format!("{pane} to run {command}"), || async {
-        let now = display(tmux, pane, "#{pane_current_command}|#{pane_current_path}").await;
-        let (cmd, path) = now.split_once('|').unwrap();
-        (cmd == command && !path.is_empty()).then_some(())
+        let now = display(
+            tmux,
+            pane,
+            "#{pane_current_command}|#{pane_current_path}|#{pane_pid}",
+        )
+        .await;
+        let mut fields = now.splitn(3, '|');
+        let (cmd, path, pid) = (fields.next()?, fields.next()?, fields.next()?);
+        let process = std::fs::read(format!("/proc/{pid}/cmdline"));
+        let exec_done = match &process {
+            Ok(argv) => {
+                let argv0 = argv.split(|&b| b == 0).next().unwrap_or_default();
+                argv0.rsplit(|&b| b == b'/').next() == Some(command.as_bytes())
+            }
+            Err(_) => !Path::new("/proc/self").exists(),
+        };
+        (cmd == command && !path.is_empty() && exec_done).then_some(())
     })
     .await;
 }

@@ -494,6 +494,46 @@ async fn input_arrives_exactly_checked_with_od_in_the_pane() {
     .expect("test timed out");
 }
 
+/// Bytes that tmux 3.7's `paste-buffer` turns into visible `^[`, `^A`, `^?`
+/// unless it is given `-S`, and that a terminal's line discipline would act
+/// on unless it is raw.
+const CONTROL: &str = "esc\x1b[31m ctl-a\x01 ctl-c\x03 ctl-d\x04 del\x7f bs\x08 bell\x07 tab\t cr\r \u{ff}\u{7f}\u{1F680} back\\slash ^[ end\nline two\n";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paste_is_byte_exact_with_control_bytes_checked_with_od() {
+    tokio::time::timeout(TEST_TIMEOUT, async {
+        let h = harness(|_, _| {}).await;
+        // A raw terminal (no echo, no signals, no line editing, CR kept) with
+        // output processing left on, and `head -c` reading exactly the
+        // pasted bytes, so od shows every byte that reached the program.
+        let n = CONTROL.len();
+        let created = h
+            .ok(
+                "create_terminal",
+                json!({"name": "od-paste", "command": format!("stty raw -echo opost; echo od-ready; head -c {n} | LC_ALL=C od -c")}),
+            )
+            .await;
+        let pane = created["pane"].as_str().unwrap().to_owned();
+        let ready = h
+            .ok("wait_for_output", json!({"target": pane, "pattern": "od-ready", "literal": true, "cursor": 0, "timeout_secs": 10}))
+            .await;
+        assert_eq!(ready["status"], "matched", "{ready}");
+        let pasted = h
+            .ok("paste_text", json!({"target": pane, "text": CONTROL, "bracketed": false}))
+            .await;
+        assert_eq!((pasted["delivery"].as_str(), pasted["bytes"].as_u64()), (Some("paste"), Some(n as u64)), "{pasted}");
+        let exit = h.ok("wait_for_exit", json!({"target": pane, "timeout_secs": 10})).await;
+        assert_eq!((exit["status"].as_str(), exit["exit_status"].as_i64()), (Some("exited"), Some(0)), "{exit}");
+        let dump = h.ok("read_output", json!({"target": pane, "cursor": pasted["cursor"]})).await;
+        // A paste delivers each newline as a carriage return, as a terminal
+        // paste does; every other byte arrives as it was given.
+        let expected = od_c(CONTROL.replace('\n', "\r").as_bytes());
+        assert_eq!(dump["text"].as_str().unwrap(), expected);
+    })
+    .await
+    .expect("test timed out");
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn teardown_when_enabled() {
     tokio::time::timeout(TEST_TIMEOUT, async {

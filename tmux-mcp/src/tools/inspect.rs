@@ -112,13 +112,20 @@ pub struct SessionEntry {
 pub struct ListTerminalsResult {
     /// The tmux server, like `tmux -L tmux-mcp`.
     pub server: String,
+    /// The version of that tmux server, as it reports it (like `3.5a`).
+    pub tmux_version: String,
     /// The sessions.
     pub sessions: Vec<SessionEntry>,
 }
 
 impl Summary for ListTerminalsResult {
     fn summary(&self) -> String {
-        let mut s = format!("{}: {} session(s)", self.server, self.sessions.len());
+        let mut s = format!(
+            "{} (tmux {}): {} session(s)",
+            self.server,
+            self.tmux_version,
+            self.sessions.len()
+        );
         if self.sessions.is_empty() {
             s.push_str(". Create one with create_terminal.");
         }
@@ -528,12 +535,14 @@ pub struct PaneInfoResult {
     pub cursor: u64,
     /// How a human attaches to watch it.
     pub attach_command: String,
+    /// The version of the tmux server the pane runs in (like `3.5a`).
+    pub tmux_version: String,
 }
 
 impl Summary for PaneInfoResult {
     fn summary(&self) -> String {
         format!(
-            "Pane {} (window {} {}:{}, session {} {:?}): {} in {}, {}x{}, cursor at {},{}{}{}{}; output cursor={}; watch: {}",
+            "Pane {} (window {} {}:{}, session {} {:?}): {} in {}, {}x{}, cursor at {},{}{}{}{}; output cursor={}; tmux {}; watch: {}",
             self.pane,
             self.window,
             self.window_index,
@@ -562,6 +571,7 @@ impl Summary for PaneInfoResult {
                 ""
             },
             self.cursor,
+            self.tmux_version,
             self.attach_command
         )
     }
@@ -723,6 +733,7 @@ impl TmuxMcp {
         out.sort_by_key(|s| s.created);
         Ok(Json(ListTerminalsResult {
             server: self.inner.backend.describe(),
+            tmux_version: t.version().to_string(),
             sessions: out,
         }))
     }
@@ -967,6 +978,7 @@ impl TmuxMcp {
             active: row.active,
             history_lines: row.history_size,
             cursor: po.end_offset(),
+            tmux_version: conn.tmux.version().to_string(),
         }))
     }
 }
