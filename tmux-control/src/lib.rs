@@ -22,6 +22,28 @@
 //!   (throwaway, removed on drop), or any of these on another host over ssh.
 //! * [`proto`] is the sans-IO protocol layer: a byte-exact, incremental,
 //!   bounded decoder of what tmux writes, and the matching encoder.
+//! * [`Tmux::connect_stream`] runs the same connection over any pair of byte
+//!   streams to a `tmux -C` client the caller started (`docker exec -i`, an
+//!   ssh channel).
+//!
+//! ## Layers
+//!
+//! Each layer imports only the ones below it:
+//!
+//! ```text
+//! api         pane logs, streams, waits, state, screen   (Tmux::follow, PaneOutput)
+//! connection  one tmux -C client: replies matched FIFO,   (Tmux, Subscription)
+//!             pane output routed to per-pane sinks,
+//!             notifications fanned out
+//! command     typed commands: one quoted line each,       (command)
+//!             replies decoded for the tmux version
+//! proto       sans-IO frames                              (proto)
+//! ```
+//!
+//! The connection knows nothing of panes beyond routing their output: the
+//! api registers a sink for each followed pane (through the connection's
+//! command channel, so the route exists before any later command is
+//! written) and a watcher that turns notifications into pane state.
 //!
 //! ## Example
 //!
@@ -81,14 +103,14 @@ mod text;
 mod version;
 
 pub use connection::{
-    ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PAUSE_AFTER, DEFAULT_SESSION,
-    DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
+    ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PANE_LOG, DEFAULT_PAUSE_AFTER,
+    DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
 };
 pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
-    DEFAULT_PANE_LOG, Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
-    PaneStateChanges, PaneStream, Pattern, Screen, WaitError,
+    Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,
+    PaneStream, Pattern, Screen, WaitError,
 };
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
 pub use text::PlainText;

@@ -374,3 +374,76 @@ async fn a_server_that_never_answers_times_out() {
     assert!(matches!(err, Error::Timeout(_)), "{err}");
     assert!(started.elapsed() < Duration::from_secs(5));
 }
+
+/// A `tmux -C` client started here, its pipes handed to the library as
+/// plain byte streams (as one reached through `docker exec -i` or an ssh
+/// channel would be).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_reached_over_plain_streams_runs_commands_and_follows_panes() {
+    use std::process::Stdio;
+    use tmux_control::Pattern;
+    use tmux_control::command::{NewSession, NewWindow, SendKeys};
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let mut child = tokio::process::Command::new("tmux")
+            .arg("-S")
+            .arg(iso.socket_path())
+            .args([
+                "-f",
+                "/dev/null",
+                "-C",
+                "new-session",
+                "-A",
+                "-s",
+                "streamed",
+            ])
+            .env("HOME", iso.dir())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
+        let tmux = Tmux::connect_stream(stdout, stdin, "piped client", ConnectOptions::default())
+            .await
+            .unwrap();
+        assert_eq!(tmux.server(), "piped client");
+        let reply = tmux
+            .raw_line("display-message -p '#{session_name}'")
+            .await
+            .unwrap();
+        assert_eq!(body_text(&reply), "streamed");
+        assert!(!tmux.version().to_string().is_empty());
+
+        // Output of a pane in the attached session is routed and waited on.
+        let created = tmux
+            .run(NewWindow::new().command("exec cat"))
+            .await
+            .unwrap();
+        let out = tmux.follow(created.pane).await.unwrap();
+        let echoed = out.expect(Pattern::literal("over a pipe").unwrap());
+        tmux.run(SendKeys::literal(created.pane, "over a pipe"))
+            .await
+            .unwrap();
+        echoed.wait(Duration::from_secs(10)).await.unwrap();
+
+        // A pane of another session would need a client of its own.
+        let other = tmux
+            .run(NewSession::new().session_name("elsewhere"))
+            .await
+            .unwrap();
+        match tmux.follow(other.pane).await {
+            Err(Error::InvalidArgument(why)) => assert!(why.contains("over a stream"), "{why}"),
+            other => panic!("expected InvalidArgument, got {other:?}"),
+        }
+
+        // Dropping the last handle closes the streams: the client exits.
+        drop((out, tmux));
+        let status = tokio::time::timeout(Duration::from_secs(10), child.wait())
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(status.success(), "{status:?}");
+    })
+    .await;
+}

@@ -102,7 +102,7 @@ fn unvis_one(escaped: &[u8], i: usize) -> (u8, usize) {
 ///
 /// A `}` outside any `#{…}` in `format` (which tmux prints as it is) is
 /// written `#}`, so that it cannot end the wrapper early.
-pub(crate) fn armour(version: &crate::Version, format: &[u8]) -> Vec<u8> {
+pub(crate) fn armour(version: &crate::version::Version, format: &[u8]) -> Vec<u8> {
     if !version.escapes_replies() {
         return format.to_vec();
     }
@@ -152,7 +152,7 @@ pub(crate) fn armour(version: &crate::Version, format: &[u8]) -> Vec<u8> {
 /// that itself contains one of those five letters or three octal digits
 /// after a backslash (the text `\033`) cannot be told from the escape and
 /// is decoded.
-pub(crate) fn unvis_reply(version: &crate::Version, line: &[u8]) -> Vec<u8> {
+pub(crate) fn unvis_reply(version: &crate::version::Version, line: &[u8]) -> Vec<u8> {
     if !version.escapes_replies() {
         return line.to_vec();
     }
@@ -200,7 +200,7 @@ pub(crate) fn unvis_reply(version: &crate::Version, line: &[u8]) -> Vec<u8> {
 
 /// Undoes [`armour`]: on tmux 3.4 and 3.5 decodes a reply line, elsewhere
 /// returns it as it is.
-pub(crate) fn unarmour(version: &crate::Version, line: &[u8]) -> Vec<u8> {
+pub(crate) fn unarmour(version: &crate::version::Version, line: &[u8]) -> Vec<u8> {
     if version.escapes_replies() {
         unvis(line)
     } else {
@@ -256,7 +256,7 @@ pub fn escape_format(text: &[u8]) -> Vec<u8> {
 ///
 /// tmux applies this itself to names given to `rename-window`,
 /// `new-session -s` and `rename-session` (the `$` rule only up to 3.4: pass
-/// [`Version::vis_escapes_dollar`](crate::Version)), but before 3.7 stored
+/// [`Version::vis_escapes_dollar`](crate::version::Version)), but before 3.7 stored
 /// the `-n` name of `new-window` and `new-session` raw; the typed commands
 /// pass `-n` names through [`window_name_arg`] so that every window name is
 /// stored, and comes back, in the same form. From 3.7 on tmux escapes
@@ -298,7 +298,7 @@ pub(crate) fn vis_name(name: &[u8], dollar: bool) -> Vec<u8> {
 /// pre-escaped as tmux escapes every other window name (before 3.7, when
 /// tmux stored `-n` raw), or the name itself (3.7 and later, where tmux
 /// escapes it, and refuses control characters and invalid UTF-8).
-pub(crate) fn window_name_arg(version: &crate::Version, name: &[u8]) -> Vec<u8> {
+pub(crate) fn window_name_arg(version: &crate::version::Version, name: &[u8]) -> Vec<u8> {
     if version.cleans_names() {
         name.to_vec()
     } else {
@@ -309,7 +309,7 @@ pub(crate) fn window_name_arg(version: &crate::Version, name: &[u8]) -> Vec<u8> 
 /// A buffer name as tmux `version` stores it, for commands that look a
 /// buffer up (3.7 and later store names escaped, but look up what they are
 /// given).
-pub(crate) fn buffer_lookup_name(version: &crate::Version, name: &[u8]) -> Vec<u8> {
+pub(crate) fn buffer_lookup_name(version: &crate::version::Version, name: &[u8]) -> Vec<u8> {
     if version.cleans_names() {
         vis_name(name, false)
     } else {
@@ -585,7 +585,7 @@ mod tests {
 
     #[test]
     fn armour_wraps_only_on_3_4_and_3_5() {
-        let v = crate::Version::parse;
+        let v = crate::version::Version::parse;
         assert_eq!(armour(&v("3.3a"), b"#{pane_id} }"), b"#{pane_id} }");
         assert_eq!(armour(&v("3.6a"), b"x"), b"x");
         assert_eq!(
@@ -607,7 +607,7 @@ mod tests {
 
     #[test]
     fn reply_unescaping_of_3_4_and_3_5() {
-        let v = crate::Version::parse;
+        let v = crate::version::Version::parse;
         let line = br"o\z\033\001\r\$HOME \$1 \q";
         assert_eq!(unvis_reply(&v("3.3a"), line), line.to_vec());
         assert_eq!(unvis_reply(&v("3.6a"), line), line.to_vec());

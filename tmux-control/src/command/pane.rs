@@ -658,7 +658,7 @@ impl Command for ResizePane {
             height: None,
         } = self.how
         {
-            return Err(crate::Error::InvalidArgument(
+            return Err(crate::error::Error::InvalidArgument(
                 "resize-pane needs a width or a height".into(),
             ));
         }

@@ -1,0 +1,281 @@
+//! [`Tmux::follow`] and the follower each connection gets the first time a
+//! pane is followed through it.
+//!
+//! tmux sends a pane's output only to the control clients attached to a
+//! session that contains it. A pane of the connection's own session is
+//! routed on that connection; for a pane of another session the follower
+//! attaches an observer client to that session (with `ignore-size`, so it
+//! never changes a window's size) and routes the pane there. Each
+//! connection's follower also sets up the state subscriptions for its
+//! session and watches its notifications: layout changes (the window a
+//! pane is in, resizes), closed windows (a followed pane gone), and the
+//! subscription values.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+
+use tokio::sync::OnceCell;
+
+use super::PaneOutput;
+use super::log::PaneLog;
+use super::state;
+use crate::command::{DisplayMessage, ListPanes};
+use crate::connection::Tmux;
+use crate::connection::{PaneSink, Watcher, WeakTmux};
+use crate::error::{Error, Result};
+use crate::ids::{PaneId, SessionId, WindowId};
+use crate::proto::{Notification, layout_panes};
+
+/// What the api keeps per connection.
+pub(super) struct Follower {
+    me: Weak<Follower>,
+    conn: WeakTmux,
+    pane_log: usize,
+    /// The panes followed through this connection.
+    logs: Mutex<HashMap<PaneId, Weak<PaneLog>>>,
+    /// Serializes registrations, so a second `follow` of a pane returns
+    /// only once the pane's route exists.
+    registering: tokio::sync::Mutex<()>,
+    /// Observer connections for panes of other sessions.
+    observers: tokio::sync::Mutex<HashMap<SessionId, Tmux>>,
+    /// The state subscriptions, set up once.
+    subscribed: OnceCell<()>,
+}
+
+impl Follower {
+    /// The follower of `tmux`, made (and registered as its watcher) on
+    /// first use.
+    fn of(tmux: &Tmux) -> Result<Arc<Follower>> {
+        let mut made = false;
+        let follower = tmux
+            .api_state(|| {
+                made = true;
+                Arc::new_cyclic(|me| Follower {
+                    me: me.clone(),
+                    conn: tmux.downgrade(),
+                    pane_log: tmux.options().pane_log_bytes(),
+                    logs: Mutex::new(HashMap::new()),
+                    registering: tokio::sync::Mutex::new(()),
+                    observers: tokio::sync::Mutex::new(HashMap::new()),
+                    subscribed: OnceCell::new(),
+                })
+            })
+            .ok_or_else(|| {
+                Error::InvalidArgument("the connection's api state has another type".into())
+            })?;
+        if made {
+            let weak: Weak<Follower> = Arc::downgrade(&follower);
+            tmux.watch(weak);
+        }
+        Ok(follower)
+    }
+
+    fn logs(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, Weak<PaneLog>>> {
+        self.logs.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn get(&self, pane: PaneId) -> Option<Arc<PaneLog>> {
+        self.logs().get(&pane).and_then(Weak::upgrade)
+    }
+
+    fn all(&self) -> Vec<Arc<PaneLog>> {
+        let mut logs = self.logs();
+        logs.retain(|_, w| w.strong_count() > 0);
+        logs.values().filter_map(Weak::upgrade).collect()
+    }
+
+    /// The connection that receives the output of `session`'s panes.
+    async fn connection_for(&self, tmux: &Tmux, session: SessionId) -> Result<Tmux> {
+        if tmux.attached_session() == Some(session) {
+            return Ok(tmux.clone());
+        }
+        let mut observers = self.observers.lock().await;
+        if let Some(o) = observers.get(&session)
+            && !o.is_closed()
+        {
+            return Ok(o.clone());
+        }
+        let o = tmux
+            .connect_sibling(tmux.options().observer_of(session))
+            .await?;
+        observers.insert(session, o.clone());
+        Ok(o)
+    }
+
+    /// The log of `pane`, routed on this follower's connection `tmux`.
+    async fn log(&self, tmux: &Tmux, pane: PaneId, window: WindowId) -> Result<Arc<PaneLog>> {
+        self.subscribed
+            .get_or_try_init(|| async {
+                for command in state::subscriptions()? {
+                    tmux.run(command).await?;
+                }
+                Ok::<(), Error>(())
+            })
+            .await?;
+        let _one_at_a_time = self.registering.lock().await;
+        if let Some(log) = self.get(pane) {
+            return Ok(log);
+        }
+        let log = PaneLog::new(pane, self.pane_log, Some(window));
+        let sink: Weak<dyn PaneSink> = Arc::downgrade(&log) as Weak<dyn PaneSink>;
+        tmux.route(pane, sink).await?;
+        self.logs().insert(pane, Arc::downgrade(&log));
+        Ok(log)
+    }
+
+    /// Ends the logs of followed panes that tmux no longer lists.
+    fn check_panes(&self) {
+        let (Some(me), Some(tmux)) = (self.me.upgrade(), self.conn.upgrade()) else {
+            return;
+        };
+        tokio::spawn(async move {
+            let Ok(rows) = tmux.run(ListPanes::all()).await else {
+                return;
+            };
+            for log in me.all() {
+                if !rows.iter().any(|r| r.id == log.pane()) && !log.is_ended() {
+                    log.end(super::PaneEnd::Gone);
+                }
+            }
+        });
+    }
+
+    /// tmux 3.3a sometimes misses the SIGCHLD of a pane's program: the pane
+    /// is dead but its status never arrives until another child of the
+    /// server exits. A trivial background job makes tmux reap (and so
+    /// report) it.
+    fn nudge_reaping(&self) {
+        let Some(tmux) = self.conn.upgrade() else {
+            return;
+        };
+        tokio::spawn(async move {
+            // Written by hand: `Raw` refuses `run-shell`, whose output would
+            // arrive outside any reply; in the background `true` prints
+            // nothing and the reply comes at once.
+            let _ = tmux.raw_line("run-shell -b true").await;
+        });
+    }
+}
+
+impl Watcher for Follower {
+    fn notification(&self, n: &Notification) {
+        use Notification as N;
+        match n {
+            N::LayoutChange { window, layout, .. } => {
+                let Some(panes) = layout_panes(layout) else {
+                    return;
+                };
+                let mut vanished = false;
+                for log in self.all() {
+                    if panes.contains(&log.pane()) {
+                        log.update_state(|s| {
+                            s.window = Some(*window);
+                            s.layout_generation += 1;
+                        });
+                    } else if log.window() == Some(*window) {
+                        vanished = true;
+                    }
+                }
+                if vanished {
+                    self.check_panes();
+                }
+            }
+            N::WindowClose { window } | N::UnlinkedWindowClose { window }
+                if self.all().iter().any(|l| l.window() == Some(*window)) =>
+            {
+                self.check_panes();
+            }
+            N::SubscriptionChanged {
+                name,
+                pane: Some(pane),
+                value,
+                ..
+            } if name.starts_with(state::PREFIX) => {
+                if let Some(log) = self.get(*pane) {
+                    apply_state(&log, name, value);
+                }
+                if &name[..] == state::DEAD.as_bytes() && &value[..] == b"1 " {
+                    self.nudge_reaping();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl Tmux {
+    /// Follows a pane's output, in any session of the server.
+    ///
+    /// tmux sends a pane's output only to control clients attached to a
+    /// session that contains it. For a pane in another session the library
+    /// attaches an observer connection to that session (with
+    /// `ignore-size`, so it never changes a window's size) and routes its
+    /// output here. Everything the pane writes after this returns is
+    /// captured: create waits and streams from the returned handle before
+    /// acting on the pane.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use tmux_control::command::{NewWindow, SendKeys};
+    /// use tmux_control::{IsolatedServer, Pattern, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let window = tmux.run(NewWindow::new().command("exec cat")).await?;
+    /// let output = tmux.follow(window.pane).await?;
+    /// let echoed = output.expect(Pattern::literal("hello")?);
+    /// tmux.run(SendKeys::literal(window.pane, "hello")).await?;
+    /// echoed.wait(Duration::from_secs(10)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn follow(&self, pane: PaneId) -> Result<PaneOutput> {
+        let place = self
+            .run(DisplayMessage::format("#{session_id} #{window_id}").target(pane))
+            .await?;
+        let line = String::from_utf8_lossy(&place).into_owned();
+        let mut parts = line.trim_end().split(' ');
+        let (Some(session), Some(window)) = (
+            parts.next().and_then(|s| s.parse::<SessionId>().ok()),
+            parts.next().and_then(|w| w.parse::<WindowId>().ok()),
+        ) else {
+            return Err(Error::UnexpectedReply {
+                command: "display-message".into(),
+                detail: format!("cannot read the session and window of {pane} from {line:?}"),
+            });
+        };
+        let conn = Follower::of(self)?.connection_for(self, session).await?;
+        let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
+        Ok(PaneOutput::new(log, self.clone()))
+    }
+}
+
+/// Applies one of the state subscriptions' values to a followed pane.
+fn apply_state(log: &PaneLog, name: &[u8], value: &[u8]) {
+    let text = String::from_utf8_lossy(value).into_owned();
+    let nonempty = |t: &str| (!t.is_empty()).then(|| t.to_owned());
+    match name {
+        b"tmux-control-dead" => {
+            let mut parts = text.split(' ');
+            let dead = parts.next() == Some("1");
+            let status = parts.next().and_then(|s| s.parse().ok());
+            log.update_state(|s| {
+                s.dead = dead;
+                s.exit_status = if dead { status } else { None };
+            });
+        }
+        b"tmux-control-cmd" => log.update_state(|s| s.current_command = nonempty(&text)),
+        b"tmux-control-path" => log.update_state(|s| s.current_path = nonempty(&text)),
+        b"tmux-control-title" => log.update_state(|s| s.title = nonempty(&text)),
+        b"tmux-control-mode" => {
+            let mut parts = text.split(' ');
+            let in_mode = parts.next() == Some("1");
+            let alternate = parts.next() == Some("1");
+            log.update_state(|s| {
+                s.in_mode = in_mode;
+                s.alternate_screen = alternate;
+            });
+        }
+        _ => {}
+    }
+}

@@ -1,0 +1,280 @@
+//! The bounded log of one followed pane: a ring of its output with
+//! absolute byte offsets, loss markers, its end and its state. The
+//! connection task appends (as the pane's [`PaneSink`]); readers copy out
+//! without ever blocking the writer for longer than a copy.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use bytes::Bytes;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::state::PaneState;
+use crate::connection::PaneSink;
+use crate::error::Closed;
+use crate::ids::{PaneId, WindowId};
+
+/// Why a pane's output ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PaneEnd {
+    /// The pane was closed (killed, or its program exited without `remain-on-exit`).
+    Gone,
+    /// The connection carrying its output ended.
+    ConnectionClosed(Arc<Closed>),
+}
+
+/// One piece of a pane's output stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PaneChunk {
+    /// Bytes the pane wrote, starting at absolute byte `offset`.
+    Output {
+        /// Offset of the first byte since following began.
+        offset: u64,
+        /// The bytes, exactly as the program wrote them.
+        data: Bytes,
+    },
+    /// The reader fell behind the bounded log: bytes `from..to` were
+    /// evicted before it read them. The stream continues with the oldest
+    /// byte still held, which is the next to be evicted: a reader that
+    /// cannot keep up should call [`PaneStream::skip_to_end`](crate::PaneStream::skip_to_end) rather than
+    /// fall behind again at once.
+    Missed {
+        /// First missed offset.
+        from: u64,
+        /// Offset after the last missed byte.
+        to: u64,
+    },
+    /// tmux discarded some of the pane's output at this offset (flow
+    /// control paused the pane); how much is unknown.
+    Lost {
+        /// The offset at which output is missing.
+        at: u64,
+    },
+}
+
+/// What a cached screen is valid for: output offset, layout generation, mode.
+pub(super) type ScreenKey = (u64, u64, bool);
+
+/// The most loss markers a log remembers.
+const MAX_LOSSES: usize = 1024;
+
+/// The shared log of one followed pane. The connection task appends; any
+/// number of readers read from it without ever blocking the writer.
+#[derive(Debug)]
+pub(crate) struct PaneLog {
+    pane: PaneId,
+    inner: Mutex<LogInner>,
+    /// Bumped on every change; readers wait on it.
+    pub(super) changed: watch::Sender<u64>,
+    /// The pane's state, for [`PaneOutput::state_changes`].
+    pub(super) state_tx: watch::Sender<PaneState>,
+    /// The last screen capture and what it is valid for.
+    screen: Mutex<Option<(ScreenKey, Vec<String>)>>,
+}
+
+#[derive(Debug)]
+pub(super) struct LogInner {
+    ring: Box<[u8]>,
+    pub(super) start: u64,
+    pub(super) end: u64,
+    losses: VecDeque<u64>,
+    pub(super) ended: Option<PaneEnd>,
+    pub(super) last_output: Option<Instant>,
+    pub(super) state: PaneState,
+}
+
+impl PaneLog {
+    pub(crate) fn new(pane: PaneId, capacity: usize, window: Option<WindowId>) -> Arc<Self> {
+        let (changed, _) = watch::channel(0);
+        let initial = PaneState {
+            window,
+            ..PaneState::default()
+        };
+        let (state_tx, _) = watch::channel(initial.clone());
+        Arc::new(Self {
+            pane,
+            inner: Mutex::new(LogInner {
+                ring: vec![0; capacity.max(1024)].into_boxed_slice(),
+                start: 0,
+                end: 0,
+                losses: VecDeque::new(),
+                ended: None,
+                last_output: None,
+                state: initial,
+            }),
+            changed,
+            state_tx,
+            screen: Mutex::new(None),
+        })
+    }
+
+    pub(super) fn screen_cache(&self) -> MutexGuard<'_, Option<(ScreenKey, Vec<String>)>> {
+        self.screen.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, LogInner> {
+        // A poisoned lock only means a reader panicked mid-copy; the data is intact.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn bump(&self) {
+        self.changed.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    pub(crate) fn append(&self, data: &[u8]) {
+        if data.is_empty() {
+            return;
+        }
+        {
+            let mut g = self.lock();
+            let cap = g.ring.len();
+            let src = if data.len() > cap {
+                &data[data.len() - cap..]
+            } else {
+                data
+            };
+            let skipped = (data.len() - src.len()) as u64;
+            let mut pos = ((g.end + skipped) % cap as u64) as usize;
+            let mut rest = src;
+            while !rest.is_empty() {
+                let n = rest.len().min(cap - pos);
+                g.ring[pos..pos + n].copy_from_slice(&rest[..n]);
+                rest = &rest[n..];
+                pos = (pos + n) % cap;
+            }
+            g.end += data.len() as u64;
+            g.start = g.start.max(g.end.saturating_sub(cap as u64));
+            g.last_output = Some(Instant::now());
+        }
+        self.bump();
+    }
+
+    pub(crate) fn mark_lost(&self) {
+        {
+            let mut g = self.lock();
+            let at = g.end;
+            if g.losses.back() != Some(&at) {
+                if g.losses.len() == MAX_LOSSES {
+                    g.losses.pop_front();
+                }
+                g.losses.push_back(at);
+            }
+        }
+        self.bump();
+    }
+
+    pub(crate) fn end(&self, why: PaneEnd) {
+        let gone = {
+            let mut g = self.lock();
+            if g.ended.is_some() {
+                None
+            } else {
+                let gone = (why == PaneEnd::Gone).then(|| {
+                    g.state.gone = true;
+                    g.state.clone()
+                });
+                g.ended = Some(why);
+                gone
+            }
+        };
+        if let Some(state) = gone {
+            self.state_tx.send_replace(state);
+        }
+        self.bump();
+    }
+
+    pub(crate) fn update_state(&self, f: impl FnOnce(&mut PaneState)) {
+        let state = {
+            let mut g = self.lock();
+            let before = g.state.clone();
+            f(&mut g.state);
+            if g.state == before {
+                return;
+            }
+            g.state.clone()
+        };
+        self.state_tx.send_replace(state);
+        self.bump();
+    }
+
+    pub(crate) fn pane(&self) -> PaneId {
+        self.pane
+    }
+
+    pub(crate) fn window(&self) -> Option<WindowId> {
+        self.lock().state.window
+    }
+
+    pub(crate) fn is_ended(&self) -> bool {
+        self.lock().ended.is_some()
+    }
+
+    /// Reads at most `max` bytes from `from`, or reports what is missing.
+    /// A loss marker at `from` is reported unless the reader has seen it.
+    pub(super) fn read(&self, from: u64, max: usize, loss_seen: Option<u64>) -> ReadAt {
+        let g = self.lock();
+        if loss_seen != Some(from) && g.losses.contains(&from) {
+            return ReadAt::Lost(from);
+        }
+        if from < g.start {
+            return ReadAt::Chunk(PaneChunk::Missed { from, to: g.start });
+        }
+        if from >= g.end {
+            return if g.ended.is_some() {
+                ReadAt::Ended
+            } else {
+                ReadAt::Nothing
+            };
+        }
+        // Stop at the next loss marker so it is reported at its offset.
+        let limit = g
+            .losses
+            .iter()
+            .find(|&&at| at > from)
+            .copied()
+            .unwrap_or(g.end)
+            .min(g.end);
+        let len = ((limit - from) as usize).min(max);
+        ReadAt::Chunk(PaneChunk::Output {
+            offset: from,
+            data: g.copy_out(from, len),
+        })
+    }
+}
+
+impl LogInner {
+    /// Copies `len` held bytes starting at absolute offset `from`.
+    pub(super) fn copy_out(&self, from: u64, len: usize) -> Bytes {
+        let cap = self.ring.len();
+        let pos = (from % cap as u64) as usize;
+        let first = len.min(cap - pos);
+        let mut out = Vec::with_capacity(len);
+        out.extend_from_slice(&self.ring[pos..pos + first]);
+        out.extend_from_slice(&self.ring[..len - first]);
+        Bytes::from(out)
+    }
+}
+
+pub(super) enum ReadAt {
+    Chunk(PaneChunk),
+    Lost(u64),
+    Nothing,
+    Ended,
+}
+
+impl PaneSink for PaneLog {
+    fn output(&self, data: &[u8]) {
+        self.append(data);
+    }
+
+    fn paused(&self) {
+        self.mark_lost();
+    }
+
+    fn closed(&self, why: &Arc<Closed>) {
+        self.end(PaneEnd::ConnectionClosed(why.clone()));
+    }
+}

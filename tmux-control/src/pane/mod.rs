@@ -1,0 +1,294 @@
+//! Following panes: the api layer over the connection's pane routes.
+//!
+//! - `follow`: [`Tmux::follow`](crate::Tmux::follow), the per-connection
+//!   follower (observer clients for other sessions, the state
+//!   subscriptions, the watcher that applies notifications to pane state).
+//! - `log`: the bounded output log of one pane, the connection's sink.
+//! - `stream`: [`PaneStream`], reading the log from any offset.
+//! - `expect`: [`Pattern`] and [`Expect`], push-based waits.
+//! - `state`: [`PaneState`] and its changes.
+//! - `screen`: [`Screen`], the visible screen.
+//!
+//! Everything here talks to tmux through typed commands on a
+//! [`Tmux`](crate::Tmux) handle.
+
+mod expect;
+mod follow;
+mod log;
+mod screen;
+mod state;
+mod stream;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+pub use expect::{Expect, Match, Pattern, WaitError};
+pub use log::{PaneChunk, PaneEnd};
+pub use screen::Screen;
+pub use state::{PaneExit, PaneState};
+pub use stream::PaneStream;
+
+use crate::ids::PaneId;
+use log::PaneLog;
+
+/// How long [`PaneOutput::wait_exit`] waits for the exit status of a pane
+/// that tmux already reports dead (a true timer: a grace period).
+const STATUS_GRACE: Duration = Duration::from_millis(2500);
+
+/// A handle to a followed pane: its output log, streams, waits and state.
+/// Cheap to clone; the pane is followed while any handle or stream lives.
+///
+/// Obtain one with [`Tmux::follow`](crate::Tmux::follow).
+#[derive(Debug, Clone)]
+pub struct PaneOutput {
+    log: Arc<PaneLog>,
+    tmux: crate::connection::Tmux,
+}
+
+impl PaneOutput {
+    pub(crate) fn new(log: Arc<PaneLog>, tmux: crate::connection::Tmux) -> Self {
+        Self { log, tmux }
+    }
+
+    /// Reads the pane's state from tmux now (one `list-panes` round trip)
+    /// instead of waiting for the next subscription update, which tmux
+    /// sends about once a second: for example right after `respawn-pane`.
+    /// The result also becomes [`PaneOutput::state`].
+    pub async fn refresh_state(&self) -> crate::error::Result<PaneState> {
+        let pane = self.log.pane();
+        let rows = match self
+            .tmux
+            .run(crate::command::ListPanes::in_window(pane))
+            .await
+        {
+            Ok(rows) => rows,
+            Err(crate::error::Error::Command { message, .. }) if message.contains("can't find") => {
+                self.log.end(PaneEnd::Gone);
+                return Ok(self.state());
+            }
+            Err(e) => return Err(e),
+        };
+        match rows.into_iter().find(|r| r.id == pane) {
+            Some(row) => {
+                let text = |t: String| (!t.is_empty()).then_some(t);
+                self.log.update_state(|s| {
+                    s.dead = row.dead;
+                    s.exit_status = if row.dead { row.dead_status } else { None };
+                    s.current_command = text(row.current_command);
+                    s.current_path = text(row.current_path.display().to_string());
+                    s.title = text(row.title);
+                    s.in_mode = row.in_mode;
+                    s.alternate_screen = row.alternate_on;
+                    s.window = Some(row.window);
+                });
+            }
+            None => self.log.end(PaneEnd::Gone),
+        }
+        Ok(self.state())
+    }
+
+    /// The connection this pane is followed through.
+    pub fn tmux(&self) -> &crate::connection::Tmux {
+        &self.tmux
+    }
+
+    /// The pane.
+    pub fn pane(&self) -> PaneId {
+        self.log.pane()
+    }
+
+    /// Offset just after the last byte received so far.
+    pub fn end_offset(&self) -> u64 {
+        self.log.lock().end
+    }
+
+    /// The oldest offset still held in the bounded log.
+    pub fn start_offset(&self) -> u64 {
+        self.log.lock().start
+    }
+
+    /// The pane's last known state.
+    pub fn state(&self) -> PaneState {
+        self.log.lock().state.clone()
+    }
+
+    /// A stream of the pane's state as it changes (dead and exit status,
+    /// foreground command, path, title, mode, alternate screen, window),
+    /// pushed from tmux's subscriptions; see [`PaneStateChanges::next`].
+    pub fn state_changes(&self) -> PaneStateChanges {
+        let mut rx = self.log.state_tx.subscribe();
+        rx.mark_unchanged();
+        PaneStateChanges {
+            rx,
+            any: self.log.changed.subscribe(),
+            log: self.log.clone(),
+        }
+    }
+
+    /// Why the output ended, once it has.
+    pub fn ended(&self) -> Option<PaneEnd> {
+        self.log.lock().ended.clone()
+    }
+
+    /// The bytes held between `from` and the end (at most `max`), and the
+    /// range before `from` that is no longer held, if any.
+    pub fn read_from(&self, from: u64, max: usize) -> (u64, Bytes) {
+        let g = self.log.lock();
+        let from = from.clamp(g.start, g.end);
+        let len = ((g.end - from) as usize).min(max);
+        (from, g.copy_out(from, len))
+    }
+
+    /// A stream of everything from now on.
+    pub fn stream(&self) -> PaneStream {
+        let from = self.end_offset();
+        self.stream_from(from)
+    }
+
+    /// A stream from absolute offset `from` (older bytes that were evicted
+    /// are reported as [`PaneChunk::Missed`]).
+    pub fn stream_from(&self, from: u64) -> PaneStream {
+        PaneStream::new(self.log.clone(), from)
+    }
+
+    /// Starts waiting for `pattern` in the output that arrives from now on.
+    ///
+    /// Create the wait *before* acting (sending keys), then await
+    /// [`Expect::wait`]: nothing written in between can be missed.
+    pub fn expect(&self, pattern: Pattern) -> Expect {
+        Expect {
+            stream: self.stream(),
+            pattern,
+        }
+    }
+
+    /// Like [`PaneOutput::expect`], searching from absolute offset `from`
+    /// (for example a [`Match::resume_offset`] or an earlier
+    /// [`PaneOutput::end_offset`]), so a series of waits misses nothing.
+    pub fn expect_from(&self, pattern: Pattern, from: u64) -> Expect {
+        Expect {
+            stream: self.stream_from(from),
+            pattern,
+        }
+    }
+
+    /// Waits until the pane has written nothing for `quiet`, measured from
+    /// now or from its last output, whichever is later. Fails with
+    /// [`WaitError::Timeout`] after `timeout`.
+    pub async fn wait_idle(&self, quiet: Duration, timeout: Duration) -> Result<(), WaitError> {
+        let deadline = Instant::now() + timeout;
+        let began = Instant::now();
+        let mut rx = self.log.changed.subscribe();
+        loop {
+            let (last, ended) = {
+                let g = self.log.lock();
+                (g.last_output, g.ended.clone())
+            };
+            if let Some(end) = ended {
+                return Err(WaitError::Ended(end));
+            }
+            let quiet_from = last.map_or(began, |l| l.max(began));
+            let due = quiet_from + quiet;
+            if Instant::now() >= due {
+                return Ok(());
+            }
+            tokio::select! {
+                () = tokio::time::sleep_until(due.min(deadline)) => {
+                    if Instant::now() >= deadline && Instant::now() < due {
+                        return Err(WaitError::Timeout { waited: timeout, tail: String::new() });
+                    }
+                }
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return Err(WaitError::Ended(PaneEnd::Gone));
+                    }
+                }
+            }
+        }
+    }
+
+    /// Waits until the pane's program has exited (`remain-on-exit` keeps the
+    /// pane and its exit status) or the pane is gone.
+    pub async fn wait_exit(&self, timeout: Duration) -> Result<PaneExit, WaitError> {
+        let deadline = Instant::now() + timeout;
+        let mut rx = self.log.changed.subscribe();
+        // tmux can report a pane dead a little before its exit status (and
+        // 3.3a occasionally never reports the status): give the status up
+        // to STATUS_GRACE after death, then answer without it.
+        let mut status_due: Option<Instant> = None;
+        loop {
+            let wake = {
+                let g = self.log.lock();
+                let exit = PaneExit {
+                    status: g.state.exit_status,
+                    gone: g.state.gone,
+                };
+                if g.state.gone || (g.state.dead && exit.status.is_some()) {
+                    return Ok(exit);
+                }
+                if g.state.dead {
+                    let due = *status_due.get_or_insert_with(|| Instant::now() + STATUS_GRACE);
+                    if Instant::now() >= due.min(deadline) {
+                        return Ok(exit);
+                    }
+                }
+                if let Some(PaneEnd::ConnectionClosed(c)) = &g.ended {
+                    return Err(WaitError::Ended(PaneEnd::ConnectionClosed(c.clone())));
+                }
+                status_due.map_or(deadline, |due| due.min(deadline))
+            };
+            tokio::select! {
+                () = tokio::time::sleep_until(wake) => {
+                    if status_due.is_none() && Instant::now() >= deadline {
+                        return Err(WaitError::Timeout { waited: timeout, tail: String::new() });
+                    }
+                }
+                changed = rx.changed() => {
+                    if changed.is_err() {
+                        return Err(WaitError::Ended(PaneEnd::Gone));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The changes of a pane's [`PaneState`], from
+/// [`PaneOutput::state_changes`].
+#[derive(Debug)]
+pub struct PaneStateChanges {
+    pub(super) rx: watch::Receiver<PaneState>,
+    /// Every change of the log, to notice the end of the output.
+    pub(super) any: watch::Receiver<u64>,
+    pub(super) log: Arc<PaneLog>,
+}
+
+impl PaneStateChanges {
+    /// Waits for the next change and returns the new state. Several changes
+    /// that happen before a call are seen as one (the latest). Returns
+    /// `None` once the pane's output has ended (the pane is gone, reported
+    /// first as a state with `gone`, or the connection closed).
+    pub async fn next(&mut self) -> Option<PaneState> {
+        loop {
+            if self.rx.has_changed().unwrap_or(false) {
+                return Some(self.rx.borrow_and_update().clone());
+            }
+            self.any.borrow_and_update();
+            if self.log.is_ended() {
+                return None;
+            }
+            tokio::select! {
+                // `changed` marks the new value seen: return it now.
+                r = self.rx.changed() => {
+                    r.ok()?;
+                    return Some(self.rx.borrow_and_update().clone());
+                }
+                r = self.any.changed() => r.ok()?,
+            }
+        }
+    }
+}
