@@ -110,7 +110,7 @@ pub use error::{Closed, Error, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
     Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,
-    PaneStream, Pattern, Screen, WaitError,
+    PaneStream, Pattern, Resolved, Screen, Spawned, WaitError,
 };
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
 pub use text::PlainText;

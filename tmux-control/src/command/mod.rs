@@ -90,6 +90,7 @@ mod options;
 mod pane;
 mod raw;
 mod session;
+mod spawn;
 mod target;
 mod window;
 
@@ -107,6 +108,7 @@ pub use pane::{
 };
 pub use raw::Raw;
 pub use session::{HasSession, KillSession, ListSessions, NewSession, RenameSession, SessionInfo};
+pub use spawn::NewPane;
 pub use target::Target;
 pub use window::{
     KillWindow, ListWindows, NewWindow, RenameWindow, ResizeWindow, SelectWindow, WindowInfo,

@@ -43,7 +43,7 @@ pub struct SplitWindow {
     before: bool,
     full: bool,
     size: Option<Size>,
-    spawn: Spawn,
+    pub(super) spawn: Spawn,
 }
 
 impl SplitWindow {
@@ -709,7 +709,7 @@ impl Command for ResizePane {
 pub struct RespawnPane {
     target: Target,
     kill: bool,
-    spawn: Spawn,
+    pub(super) spawn: Spawn,
 }
 
 impl RespawnPane {

@@ -44,7 +44,7 @@ pub struct NewSession {
     window_name: Option<Vec<u8>>,
     width: Option<u32>,
     height: Option<u32>,
-    spawn: Spawn,
+    pub(super) spawn: Spawn,
 }
 
 impl NewSession {

@@ -38,7 +38,7 @@ use crate::version::Version;
 pub struct NewWindow {
     target: Option<Target>,
     name: Option<Vec<u8>>,
-    spawn: Spawn,
+    pub(super) spawn: Spawn,
 }
 
 impl NewWindow {

@@ -8,6 +8,9 @@
 //! - `expect`: [`Pattern`] and [`Expect`], push-based waits.
 //! - `state`: [`PaneState`] and its changes.
 //! - `screen`: [`Screen`], the visible screen.
+//! - `spawn`: [`Tmux::spawn`](crate::Tmux::spawn), a program started in a
+//!   new pane already followed.
+//! - `resolve`: [`Tmux::resolve`](crate::Tmux::resolve), a target to ids.
 //!
 //! Everything here talks to tmux through typed commands on a
 //! [`Tmux`](crate::Tmux) handle.
@@ -15,7 +18,9 @@
 mod expect;
 mod follow;
 mod log;
+mod resolve;
 mod screen;
+mod spawn;
 mod state;
 mod stream;
 
@@ -28,7 +33,9 @@ use tokio::time::Instant;
 
 pub use expect::{Expect, Match, Pattern, WaitError};
 pub use log::{PaneChunk, PaneEnd};
+pub use resolve::Resolved;
 pub use screen::Screen;
+pub use spawn::Spawned;
 pub use state::{PaneExit, PaneState};
 pub use stream::PaneStream;
 

@@ -1,0 +1,119 @@
+//! [`Tmux::spawn`]: starting a program in a new pane that is followed from
+//! its first byte, so callers need no start-up gate of their own.
+//!
+//! The pane is created running a placeholder that prints nothing, then
+//! followed (its route is in the connection's table, or its observer is
+//! attached, before the next step is sent), then `respawn-pane -k` replaces
+//! the placeholder with the program in the asked-for directory and
+//! environment. Whatever the program writes, from its first byte, arrives
+//! in the pane's log. The pane's start command is the program, so a later
+//! `respawn-pane` without a command runs it again.
+
+use super::PaneOutput;
+use crate::command::{KillPane, NewPane, OptionScope, ShowOption};
+use crate::connection::Tmux;
+use crate::error::Result;
+use crate::ids::{PaneId, SessionId, WindowId};
+
+/// What the pane runs until the program replaces it: nothing visible,
+/// and it never exits on its own.
+const PLACEHOLDER: &str = "exec sleep 2147483647";
+
+/// A pane started by [`Tmux::spawn`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Spawned {
+    /// The session the pane belongs to.
+    pub session: SessionId,
+    /// The window the pane is in.
+    pub window: WindowId,
+    /// The new pane.
+    pub pane: PaneId,
+    /// Its output, followed since before the program started.
+    pub output: PaneOutput,
+    /// The output offset at which the program started: everything it
+    /// wrote is at this offset and after.
+    pub start: u64,
+}
+
+impl Tmux {
+    /// Starts a program in a new session, window or split, already
+    /// followed: every byte the program writes is in
+    /// [`Spawned::output`] from [`Spawned::start`] on, with no start-up
+    /// gate in the caller. Without a command the pane runs what tmux
+    /// would run (`default-command`, else `default-shell` as a login
+    /// shell).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{IsolatedServer, Pattern, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// // Printed the instant it starts, and still not missed.
+    /// let started = tmux.spawn(NewWindow::new().command("echo first words; exec sleep 60")).await?;
+    /// let seen = started.output.expect_from(Pattern::literal("first words")?, started.start);
+    /// seen.wait(Duration::from_secs(10)).await?;
+    /// # Ok(()) }
+    /// ```
+    pub async fn spawn(&self, what: impl Into<NewPane>) -> Result<Spawned> {
+        let what = what.into();
+        let created = match what.parked(PLACEHOLDER) {
+            NewPane::Session(c) => self.run(c).await?,
+            NewPane::Window(c) => self.run(c).await?,
+            NewPane::Split(c) => self.run(c).await?,
+        };
+        match self.start_followed(&what, created.pane).await {
+            Ok((output, start)) => Ok(Spawned {
+                session: created.session,
+                window: created.window,
+                pane: created.pane,
+                output,
+                start,
+            }),
+            Err(e) => {
+                // Leave no parked pane behind.
+                let _ = self.run(KillPane::new(created.pane)).await;
+                Err(e)
+            }
+        }
+    }
+
+    async fn start_followed(&self, what: &NewPane, pane: PaneId) -> Result<(PaneOutput, u64)> {
+        let output = self.follow(pane).await?;
+        let program = match what.program() {
+            Some(program) => program.to_vec(),
+            None => self.default_program().await?,
+        };
+        let start = output.end_offset();
+        self.run(what.respawn(pane, &program)).await?;
+        Ok((output, start))
+    }
+
+    /// What tmux runs in a new pane without a command: `default-command`,
+    /// or else the `default-shell` as a login shell.
+    async fn default_program(&self) -> Result<Vec<u8>> {
+        let (command, shell) = tokio::join!(
+            self.run(ShowOption::new(OptionScope::Session, "default-command").global()),
+            self.run(ShowOption::new(OptionScope::Session, "default-shell").global()),
+        );
+        if let Some(command) = command?
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+        {
+            return Ok(command.as_bytes().to_vec());
+        }
+        let shell = shell?
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .unwrap_or("/bin/sh")
+            .to_owned();
+        Ok(format!("exec '{}' -l", shell.replace('\'', r"'\''")).into_bytes())
+    }
+}
