@@ -191,3 +191,25 @@ async fn a_refused_spawn_leaves_no_pane_and_missing_targets_do_not_resolve() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_program_that_exits_at_once_is_kept_with_its_status() {
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let tmux = Tmux::connect(iso.server()).await.unwrap();
+        // The isolated server's remain-on-exit is off: only the pane's own
+        // option, set before the program starts, keeps it.
+        let what = tmux_control::command::NewPane::from(
+            NewWindow::new().command("printf 'last words\\n'; exit 3"),
+        )
+        .remain_on_exit();
+        let spawned = tmux.spawn(what).await.unwrap();
+        let exit = spawned.output.wait_exit(WAIT).await.unwrap();
+        assert_eq!((exit.status, exit.gone), (Some(3), false));
+        assert!(
+            String::from_utf8_lossy(&written(&spawned, "last words").await)
+                .starts_with("last words")
+        );
+    })
+    .await;
+}

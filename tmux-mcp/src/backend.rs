@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use tmux_control::command::{
     DisplayMessage, ListPanes, OptionScope, PaneInfo, RenameWindow, SetOption,
 };
-use tmux_control::{ConnectOptions, PaneId, PaneOutput, Server, SessionId, Tmux, WindowId};
+use tmux_control::{
+    ConnectOptions, PaneId, PaneOutput, Resolved, Server, SessionId, Tmux, WindowId,
+};
 
 use crate::config::{Config, SocketChoice};
 use crate::guard;
@@ -49,22 +51,8 @@ pub(crate) struct Conn {
     pub(crate) socket_path: Option<PathBuf>,
     follows: tokio::sync::Mutex<HashMap<PaneId, PaneOutput>>,
     inputs: Mutex<HashMap<PaneId, u64>>,
-    /// The command each pane created by tmux-mcp was asked to run (`None`
-    /// for the default shell), to respawn it without the start-up gate.
-    origins: Mutex<HashMap<PaneId, Option<String>>>,
     /// Runs started by the `run` tool, by run id.
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
-}
-
-/// A target resolved to ids.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Resolved {
-    pub(crate) session: SessionId,
-    pub(crate) window: WindowId,
-    pub(crate) pane: PaneId,
-    pub(crate) window_index: u32,
-    pub(crate) pane_index: u32,
-    pub(crate) session_name: String,
 }
 
 impl Backend {
@@ -104,21 +92,6 @@ impl Backend {
     /// A description like `tmux -L tmux-mcp`.
     pub(crate) fn describe(&self) -> String {
         self.attach_prefix()
-    }
-
-    /// The tmux program as a path a pane's shell can run: the configured
-    /// name looked up in `PATH` now, so the gate does not depend on the
-    /// pane's own `PATH`.
-    pub(crate) fn program_path(&self) -> String {
-        if self.program.contains('/') {
-            return self.program.clone();
-        }
-        std::env::var_os("PATH")
-            .iter()
-            .flat_map(std::env::split_paths)
-            .map(|dir| dir.join(&self.program))
-            .find(|p| is_executable(p))
-            .map_or_else(|| self.program.clone(), |p| p.display().to_string())
     }
 
     /// The socket this server should be on, computed without asking tmux.
@@ -202,7 +175,8 @@ impl Backend {
             .command(HOME_PROGRAM)
             .pane_log(self.pane_log_bytes);
         // A server that is still shutting down (just killed) accepts the
-        // connection and then exits: try again a few times.
+        // connection and then exits: try again a few times, after a
+        // growing pause (a true timer: backoff between attempts).
         let mut attempt = 0;
         let tmux = loop {
             match Tmux::connect_with(&server, options.clone()).await {
@@ -230,7 +204,6 @@ impl Backend {
             socket_path,
             follows: tokio::sync::Mutex::new(HashMap::new()),
             inputs: Mutex::new(HashMap::new()),
-            origins: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
         })
     }
@@ -266,11 +239,6 @@ async fn setup_home(tmux: &Tmux) -> tmux_control::Result<(SessionId, WindowId, P
         tracing::warn!(session = %session, "the home session runs a program tmux-mcp did not start; leaving it as is");
     }
     Ok((session, first.window, first.id))
-}
-
-fn is_executable(path: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
 }
 
 /// `$XDG_RUNTIME_DIR/tmux-mcp`, or `$TMPDIR/tmux-mcp-UID`.
@@ -314,65 +282,17 @@ impl Conn {
     pub(crate) async fn resolve(&self, target: &str) -> Result<Resolved, ToolError> {
         let normalized = normalize_target(target)?;
         let what = format!("Finding target {target:?}");
-        let line = self
-            .tmux
-            .run(
-                DisplayMessage::format(
-                    "#{session_id} #{window_id} #{pane_id} #{window_index} #{pane_index} #{session_name}",
-                )
-                .target(normalized.as_str()),
-            )
+        self.tmux
+            .resolve(normalized)
             .await
             .map_err(|e| match e {
                 tmux_control::Error::Command { message, .. } => ToolError::new(
-                    what.clone(),
-                    format!("tmux says {message}"),
+                    what,
+                    format!("{target:?} does not exist on this tmux server (tmux says {message})"),
                     "Call list_terminals and use an id from it (%N pane, @N window, $N session) or an exact session name",
                 ),
-                other => ToolError::tmux(what.clone(), &other),
-            })?;
-        let line = String::from_utf8_lossy(&line).into_owned();
-        let first = line.lines().next().unwrap_or_default();
-        let mut parts = first.splitn(6, ' ');
-        let parsed = (
-            parts.next().and_then(|s| s.parse::<SessionId>().ok()),
-            parts.next().and_then(|s| s.parse::<WindowId>().ok()),
-            parts.next().and_then(|s| s.parse::<PaneId>().ok()),
-            parts.next().and_then(|s| s.parse::<u32>().ok()),
-            parts.next().and_then(|s| s.parse::<u32>().ok()),
-            parts.next(),
-        );
-        match parsed {
-            (
-                Some(session),
-                Some(window),
-                Some(pane),
-                Some(window_index),
-                Some(pane_index),
-                Some(name),
-            ) => Ok(Resolved {
-                session,
-                window,
-                pane,
-                window_index,
-                pane_index,
-                session_name: name.to_owned(),
-            }),
-            // tmux 3.3a answers blank fields instead of an error for a
-            // target that does not exist.
-            _ if first.trim().is_empty() => Err(ToolError::new(
-                what,
-                format!(
-                    "{target:?} does not exist on this tmux server (no such session, window or pane)"
-                ),
-                "Call list_terminals and use an id from it (%N pane, @N window, $N session) or an exact session name",
-            )),
-            _ => Err(ToolError::new(
-                what,
-                format!("tmux answered {first:?}"),
-                "Call list_terminals and use an id from it",
-            )),
-        }
+                other => ToolError::tmux(what, &other),
+            })
     }
 
     /// Whether `r` is in tmux-mcp's own home session.
@@ -413,6 +333,15 @@ impl Conn {
         Ok(po)
     }
 
+    /// Keeps a pane the library already follows (one just spawned) among
+    /// the followed ones.
+    pub(crate) async fn adopt(&self, po: &PaneOutput) -> PaneOutput {
+        let mut follows = self.follows.lock().await;
+        follows.retain(|_, p| p.ended().is_none());
+        follows.insert(po.pane(), po.clone());
+        po.clone()
+    }
+
     /// The current output cursor of every followed pane.
     pub(crate) async fn followed_cursors(&self) -> HashMap<PaneId, u64> {
         self.follows
@@ -439,24 +368,6 @@ impl Conn {
             .unwrap_or_else(|e| e.into_inner())
             .get(&pane)
             .copied()
-    }
-
-    /// Remembers what a pane tmux-mcp created was asked to run.
-    pub(crate) fn note_origin(&self, pane: PaneId, command: Option<String>) {
-        self.origins
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pane, command);
-    }
-
-    /// What a pane tmux-mcp created was asked to run (`Some(None)`: the
-    /// default shell); `None` for panes it did not create.
-    pub(crate) fn origin(&self, pane: PaneId) -> Option<Option<String>> {
-        self.origins
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&pane)
-            .cloned()
     }
 
     /// The `list-panes` row of one pane.

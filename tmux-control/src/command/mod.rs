@@ -109,6 +109,7 @@ pub use pane::{
 pub use raw::Raw;
 pub use session::{HasSession, KillSession, ListSessions, NewSession, RenameSession, SessionInfo};
 pub use spawn::NewPane;
+pub(crate) use spawn::NewPaneKind;
 pub use target::Target;
 pub use window::{
     KillWindow, ListWindows, NewWindow, RenameWindow, ResizeWindow, SelectWindow, WindowInfo,

@@ -6,58 +6,83 @@ use crate::ids::PaneId;
 
 /// A new session, window or split whose program [`Tmux::spawn`] starts
 /// already followed, from its first byte. Made from the builder with
-/// `into()`.
+/// `into()` or [`NewPane::from`].
 ///
 /// [`Tmux::spawn`]: crate::Tmux::spawn
 ///
 /// ```
 /// use tmux_control::command::{NewPane, NewSession};
-/// let what: NewPane = NewSession::new().session_name("build").command("make").into();
-/// assert!(matches!(what, NewPane::Session(_)));
+/// let what = NewPane::from(NewSession::new().session_name("build").command("make"))
+///     .remain_on_exit();
+/// # let _ = what;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum NewPane {
-    /// `new-session`.
+pub struct NewPane {
+    pub(crate) kind: NewPaneKind,
+    pub(crate) remain_on_exit: bool,
+}
+
+/// Which command creates the pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NewPaneKind {
     Session(NewSession),
-    /// `new-window`.
     Window(NewWindow),
-    /// `split-window`.
     Split(SplitWindow),
 }
 
 impl From<NewSession> for NewPane {
     fn from(c: NewSession) -> Self {
-        NewPane::Session(c)
+        NewPane::of(NewPaneKind::Session(c))
     }
 }
 
 impl From<NewWindow> for NewPane {
     fn from(c: NewWindow) -> Self {
-        NewPane::Window(c)
+        NewPane::of(NewPaneKind::Window(c))
     }
 }
 
 impl From<SplitWindow> for NewPane {
     fn from(c: SplitWindow) -> Self {
-        NewPane::Split(c)
+        NewPane::of(NewPaneKind::Split(c))
     }
 }
 
 impl NewPane {
+    fn of(kind: NewPaneKind) -> Self {
+        Self {
+            kind,
+            remain_on_exit: false,
+        }
+    }
+
+    /// Keep the pane, and its program's exit status, when the program exits
+    /// (the pane's `remain-on-exit`, set before the program starts, so
+    /// even a program that exits at once is kept).
+    ///
+    /// ```
+    /// use tmux_control::command::{NewPane, NewWindow};
+    /// let what = NewPane::from(NewWindow::new().command("exit 3")).remain_on_exit();
+    /// # let _ = what;
+    /// ```
+    pub fn remain_on_exit(mut self) -> Self {
+        self.remain_on_exit = true;
+        self
+    }
+
     fn spawn(&self) -> &Spawn {
-        match self {
-            NewPane::Session(c) => &c.spawn,
-            NewPane::Window(c) => &c.spawn,
-            NewPane::Split(c) => &c.spawn,
+        match &self.kind {
+            NewPaneKind::Session(c) => &c.spawn,
+            NewPaneKind::Window(c) => &c.spawn,
+            NewPaneKind::Split(c) => &c.spawn,
         }
     }
 
     fn spawn_mut(&mut self) -> &mut Spawn {
-        match self {
-            NewPane::Session(c) => &mut c.spawn,
-            NewPane::Window(c) => &mut c.spawn,
-            NewPane::Split(c) => &mut c.spawn,
+        match &mut self.kind {
+            NewPaneKind::Session(c) => &mut c.spawn,
+            NewPaneKind::Window(c) => &mut c.spawn,
+            NewPaneKind::Split(c) => &mut c.spawn,
         }
     }
 
@@ -67,10 +92,10 @@ impl NewPane {
     }
 
     /// The same command, running `placeholder` instead of the program.
-    pub(crate) fn parked(&self, placeholder: &str) -> NewPane {
+    pub(crate) fn parked(&self, placeholder: &str) -> NewPaneKind {
         let mut parked = self.clone();
         parked.spawn_mut().command = Some(placeholder.as_bytes().to_vec());
-        parked
+        parked.kind
     }
 
     /// The `respawn-pane -k` that replaces the placeholder in `pane` with

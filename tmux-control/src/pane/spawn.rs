@@ -10,7 +10,7 @@
 //! `respawn-pane` without a command runs it again.
 
 use super::PaneOutput;
-use crate::command::{KillPane, NewPane, OptionScope, ShowOption};
+use crate::command::{KillPane, NewPane, NewPaneKind, OptionScope, SetOption, ShowOption};
 use crate::connection::Tmux;
 use crate::error::Result;
 use crate::ids::{PaneId, SessionId, WindowId};
@@ -61,9 +61,9 @@ impl Tmux {
     pub async fn spawn(&self, what: impl Into<NewPane>) -> Result<Spawned> {
         let what = what.into();
         let created = match what.parked(PLACEHOLDER) {
-            NewPane::Session(c) => self.run(c).await?,
-            NewPane::Window(c) => self.run(c).await?,
-            NewPane::Split(c) => self.run(c).await?,
+            NewPaneKind::Session(c) => self.run(c).await?,
+            NewPaneKind::Window(c) => self.run(c).await?,
+            NewPaneKind::Split(c) => self.run(c).await?,
         };
         match self.start_followed(&what, created.pane).await {
             Ok((output, start)) => Ok(Spawned {
@@ -87,6 +87,10 @@ impl Tmux {
             Some(program) => program.to_vec(),
             None => self.default_program().await?,
         };
+        if what.remain_on_exit {
+            self.run(SetOption::new(OptionScope::Pane, "remain-on-exit", "on").target(pane))
+                .await?;
+        }
         let start = output.end_offset();
         self.run(what.respawn(pane, &program)).await?;
         Ok((output, start))

@@ -9,23 +9,22 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{
-    Created, Key, NewSession, NewWindow, OptionScope, Raw, RespawnPane, SendKeys, SetEnvironment,
-    SetOption, ShowOption, Size, SplitWindow,
+    DisplayMessage, Key, NewPane, NewSession, NewWindow, OptionScope, RespawnPane, SendKeys,
+    SetEnvironment, SetOption, ShowOption, Size, SplitWindow, unvis,
 };
 use tmux_control::{PaneOutput, Pattern};
 
 use crate::backend::{Conn, check_session_name, check_window_name};
-use crate::markers::{is_posix_shell, nonce};
+use crate::markers::is_posix_shell;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::text::shell_quote;
 use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, type_text};
 
 // ---------------------------------------------------------------- create_terminal
 
 const CREATE_TERMINAL: &str = "Create a terminal: a new tmux session (kind=session, the default), a new window in an existing session (kind=window, target=the session), or a new pane split from an existing one (kind=split, target=the pane; split=right or below). \
 It runs command through the shell if given (for example \"python3\" or \"make test\"), otherwise the default shell. Options: name (sessions: no ':' or '.', not starting with $ @ % = -), cwd (an existing directory), env (variables for the new process), width/height (sessions only), size_percent (splits). \
-Its output is recorded from the very first byte (the program is held until tmux-mcp follows the pane), and the pane is kept after its program exits so the exit status stays readable. \
+Its output is recorded from the very first byte (the pane is followed before its program starts), and the pane is kept after its program exits so the exit status stays readable. \
 Returns the new session, window and pane ids (use the pane id as target from now on), the size, an output cursor, and attach_command: the command a human runs to watch it live. \
 Fails if the name is taken or not allowed, the target does not exist, or cwd is not a directory.";
 
@@ -404,13 +403,32 @@ impl Summary for SetEnvironmentResult {
     }
 }
 
+/// A `#{pane_start_command}` as the shell command line it is: tmux shows
+/// the command as one quoted, vis-escaped word.
+fn start_command(shown: &[u8]) -> String {
+    let shown = shown.trim_ascii();
+    let inner = match shown {
+        [b'"', inner @ .., b'"'] | [b'\'', inner @ .., b'\''] => inner,
+        other => other,
+    };
+    String::from_utf8_lossy(&unvis(inner)).into_owned()
+}
+
+/// The prefix [`linger`] adds.
+const LINGER: &str = "trap 'sleep 0.25' EXIT; ";
+
+/// A start command without the prefix [`linger`] added.
+fn unlinger(command: &str) -> &str {
+    command.strip_prefix(LINGER).unwrap_or(command)
+}
+
 /// `command` for a pane whose default shell is `shell`: with a short EXIT
 /// trap when that shell is POSIX. tmux 3.3a drops output that a pane's
 /// process writes just before it exits (the control client's pending
 /// output is discarded with the dead pane); the trap lets it reach us first.
 fn linger(shell: &str, command: &str) -> String {
     if is_posix_shell(shell) {
-        format!("trap 'sleep 0.25' EXIT; {command}")
+        format!("{LINGER}{command}")
     } else {
         command.to_owned()
     }
@@ -554,31 +572,16 @@ impl TmuxMcp {
         let command = args.command.clone().filter(|c| !c.trim().is_empty());
         let conn = self.conn().await?;
         let err = |e: tmux_control::Error| ToolError::tmux(what, &e);
-        // The gate: the new pane first waits on a tmux channel that is
-        // signalled only once its output is followed, so not one byte of
-        // what its program prints is missed.
-        // Once the gate opens, the pane prints an invisible marker (an OSC
-        // that terminals ignore): seeing it means the gate's tmux client has
-        // exited and the pane's own program is starting.
-        let gate_id = nonce();
-        let channel = format!("tmux-mcp-gate-{gate_id}");
-        let gate = format!(
-            "{} wait-for {channel}; printf '\\033]7777;tmux-mcp-ready;{gate_id}\\007'",
-            shell_quote(&self.inner.backend.program_path())
-        );
-        let shell = self.default_shell(&conn).await;
-        let gated = match &command {
-            // tmux 3.3a drops output that a pane's process writes just
-            // before it exits (the control client's pending output is
-            // discarded with the dead pane); a short EXIT trap lets it
-            // reach us first. Only for POSIX shells, which have `trap`.
-            Some(c) => format!("{gate}; {}", linger(&shell, c)),
-            None => format!("{gate}; {}", self.default_program(&conn).await),
+        // tmux 3.3a drops output that a pane's process writes just before it
+        // exits; the trap keeps the process a moment (POSIX shells only).
+        let program = match &command {
+            Some(c) => Some(linger(&self.default_shell(&conn).await, c)),
+            None => None,
         };
         let env: Vec<(String, String)> = args.env.clone().unwrap_or_default().into_iter().collect();
-        let created: Created = match args.kind {
+        let new_pane: NewPane = match args.kind {
             TerminalKind::Session => {
-                let mut cmd = NewSession::new().command(&gated);
+                let mut cmd = NewSession::new();
                 if let Some(name) = &args.name {
                     cmd = cmd.session_name(name);
                 }
@@ -597,7 +600,10 @@ impl TmuxMcp {
                 for (k, v) in &env {
                     cmd = cmd.env(k.clone(), v);
                 }
-                conn.tmux.run(cmd).await.map_err(err)?
+                if let Some(p) = &program {
+                    cmd = cmd.command(p);
+                }
+                cmd.into()
             }
             TerminalKind::Window | TerminalKind::Split => {
                 let Some(target) = &args.target else {
@@ -617,7 +623,7 @@ impl TmuxMcp {
                 let r = conn.resolve(target).await?;
                 conn.refuse_home(&r, what)?;
                 if args.kind == TerminalKind::Window {
-                    let mut cmd = NewWindow::new().target(r.session).command(&gated);
+                    let mut cmd = NewWindow::new().target(r.session);
                     if let Some(name) = &args.name {
                         cmd = cmd.window_name(name);
                     }
@@ -627,9 +633,12 @@ impl TmuxMcp {
                     for (k, v) in &env {
                         cmd = cmd.env(k.clone(), v);
                     }
-                    conn.tmux.run(cmd).await.map_err(err)?
+                    if let Some(p) = &program {
+                        cmd = cmd.command(p);
+                    }
+                    cmd.into()
                 } else {
-                    let mut cmd = SplitWindow::new().target(r.pane).command(&gated);
+                    let mut cmd = SplitWindow::new().target(r.pane);
                     cmd = match args.split.unwrap_or_default() {
                         SplitDirection::Below => cmd.vertical(),
                         SplitDirection::Right => cmd.horizontal(),
@@ -643,72 +652,45 @@ impl TmuxMcp {
                     for (k, v) in &env {
                         cmd = cmd.env(k.clone(), v);
                     }
-                    conn.tmux.run(cmd).await.map_err(err)?
+                    if let Some(p) = &program {
+                        cmd = cmd.command(p);
+                    }
+                    cmd.into()
                 }
             }
         };
-        let followed = conn.follow(created.pane).await;
-        let kept = conn
+        // Followed from the program's first byte, and kept (with its exit
+        // status) after it exits.
+        let spawned = conn
             .tmux
-            .run(SetOption::new(OptionScope::Pane, "remain-on-exit", "on").target(created.pane))
-            .await;
-        let released = conn
-            .tmux
-            .run(Raw::new("wait-for").args(["-S", channel.as_str()]))
-            .await;
-        let po = followed?;
-        released.map_err(err)?;
-        let ready = Pattern::regex(&format!(r"\x1b\]7777;tmux-mcp-ready;{gate_id}\x07"))
-            .map(|p| po.expect_from(p.raw(), po.start_offset()));
-        match ready {
-            Ok(ready) => match ready.wait(Duration::from_secs(5)).await {
-                // A shell: let it print its first prompt before the caller
-                // types (typed-ahead text would be echoed before the prompt).
-                Ok(m) if command.is_none() => {
-                    if let Ok(any) = Pattern::regex(r"\S") {
-                        let _ = any_output(&po, any, m.resume_offset).await;
-                    }
-                }
-                Ok(_) => {}
-                Err(e) => {
-                    tracing::warn!(pane = %created.pane, "no start-up marker from the new pane: {e}")
-                }
-            },
-            Err(e) => tracing::warn!("start-up marker pattern: {e}"),
+            .spawn(new_pane.remain_on_exit())
+            .await
+            .map_err(err)?;
+        let po = conn.adopt(&spawned.output).await;
+        if command.is_none() {
+            // A shell: let it print its first prompt before the caller
+            // types (typed-ahead text would be echoed before the prompt).
+            if let Ok(any) = Pattern::regex(r"\S") {
+                let _ = any_output(&po, any, spawned.start).await;
+            }
         }
-        if let Err(e) = kept {
-            tracing::warn!(pane = %created.pane, "remain-on-exit not set: {e}");
-        }
-        conn.note_origin(created.pane, command.clone());
         // Waits without a cursor start from here: everything it prints.
-        conn.note_input(created.pane, po.start_offset());
-        let r = conn.resolve(&created.pane.to_string()).await?;
-        let row = conn.pane_row(created.pane).await?;
+        conn.note_input(spawned.pane, spawned.start);
+        let r = conn.resolve(&spawned.pane.to_string()).await?;
+        let row = conn.pane_row(spawned.pane).await?;
         Ok(Json(CreateTerminalResult {
             kind: args.kind,
-            session: created.session.to_string(),
+            session: spawned.session.to_string(),
             attach_command: self.inner.backend.attach_command(&r.session_name),
             session_name: r.session_name,
-            window: created.window.to_string(),
+            window: spawned.window.to_string(),
             window_index: r.window_index,
-            pane: created.pane.to_string(),
+            pane: spawned.pane.to_string(),
             width: row.width,
             height: row.height,
             command,
-            cursor: po.start_offset(),
+            cursor: spawned.start,
         }))
-    }
-
-    /// What a pane runs when no command is given: `default-command` if the
-    /// server has one, else the default shell as a login shell.
-    async fn default_program(&self, conn: &Conn) -> String {
-        let show = ShowOption::new(OptionScope::Session, "default-command").global();
-        if let Ok(Some(v)) = conn.tmux.run(show).await
-            && let Some(cmd) = v.as_str().map(str::trim).filter(|s| !s.is_empty())
-        {
-            return cmd.to_owned();
-        }
-        format!("exec {} -l", shell_quote(&self.default_shell(conn).await))
     }
 
     /// The server's `default-shell` (which runs every pane command).
@@ -736,7 +718,7 @@ impl TmuxMcp {
         text: &str,
         enter: bool,
         force: bool,
-    ) -> Result<(std::sync::Arc<Conn>, crate::backend::Resolved, u64), ToolError> {
+    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64), ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(target).await?;
         let what = format!("{verb} pane {}", r.pane);
@@ -874,14 +856,11 @@ impl TmuxMcp {
         check_env(args.env.as_ref(), &what)?;
         let po = conn.follow(r.pane).await?;
         let given = args.command.clone().filter(|c| !c.trim().is_empty());
-        // Panes tmux-mcp created started behind a gate; never respawn the
-        // gate itself (nobody would open it again).
-        let shell = self.default_shell(&conn).await;
-        let (program, shown) = match (&given, conn.origin(r.pane)) {
-            (Some(c), _) => (Some(linger(&shell, c)), Some(c.clone())),
-            (None, Some(Some(c))) => (Some(linger(&shell, &c)), Some(c)),
-            (None, Some(None)) => (Some(self.default_program(&conn).await), None),
-            (None, None) => (None, None),
+        // Without a command tmux runs the pane's start command again: for a
+        // terminal tmux-mcp created, the program it was created with.
+        let program = match &given {
+            Some(c) => Some(linger(&self.default_shell(&conn).await, c)),
+            None => None,
         };
         let mut cmd = RespawnPane::new(r.pane);
         if args.kill.unwrap_or(true) {
@@ -900,19 +879,25 @@ impl TmuxMcp {
         conn.tmux
             .run(cmd)
             .await
+            .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+        // The followed state says "dead" until tmux's next state report
+        // (about a second): read it now, so that waits started right after
+        // this do not see the old exit.
+        po.refresh_state()
+            .await
             .map_err(|e| ToolError::tmux(what, &e))?;
-        // The followed state still says "dead" until tmux's next state
-        // report (about a second): wait for it, so that waits started right
-        // after this do not see the old exit.
-        for _ in 0..30 {
-            if !po.state().dead {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        if given.is_some() && conn.origin(r.pane).is_some() {
-            conn.note_origin(r.pane, given);
-        }
+        // What it runs now: the command given, else its start command
+        // without tmux-mcp's own wrapper.
+        let shown = match given {
+            Some(c) => Some(c),
+            None => conn
+                .tmux
+                .run(DisplayMessage::format("#{pane_start_command}").target(r.pane))
+                .await
+                .ok()
+                .map(|c| unlinger(&start_command(&c)).to_owned())
+                .filter(|c| !c.is_empty()),
+        };
         Ok(Json(RespawnResult {
             pane: r.pane.to_string(),
             command: shown,

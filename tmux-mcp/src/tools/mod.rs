@@ -12,10 +12,12 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::command::{Key, PasteBuffer, Raw, SendKeys, SetBuffer};
+use tmux_control::command::{Key, PasteBuffer, SendKeys, SetBuffer};
 use tmux_control::{PaneId, PaneOutput};
 
-use crate::backend::{Conn, Resolved};
+use tmux_control::Resolved;
+
+use crate::backend::Conn;
 use crate::guard::Relation;
 use crate::reply::ToolError;
 use crate::server::TmuxMcp;
@@ -319,41 +321,6 @@ pub(crate) fn char_chunks(text: &str, max: usize) -> Vec<&str> {
         rest = &rest[end..];
     }
     out
-}
-
-/// The exit status of a dead pane.
-///
-/// tmux 3.3a sometimes misses the SIGCHLD of a pane's process: the pane is
-/// dead (its terminal closed) but the process stays a zombie and tmux
-/// reports no status, until some other child of the server exits and its
-/// `waitpid` loop reaps both. When the status is missing this makes a child
-/// exit on purpose (a `pipe-pane` of the home pane to `true`), then asks
-/// again a few times, for at most about two seconds.
-pub(crate) async fn settle_exit_status(
-    conn: &Conn,
-    pane: PaneId,
-    status: Option<i32>,
-) -> Option<i32> {
-    if status.is_some() {
-        return status;
-    }
-    for attempt in 0..10 {
-        match conn.pane_row(pane).await {
-            Ok(row) if row.dead_status.is_some() => return row.dead_status,
-            Ok(row) if !row.dead => return None,
-            Err(_) => return None,
-            Ok(_) => {}
-        }
-        if attempt % 3 == 0 {
-            let home = conn.home.2.to_string();
-            let _ = conn
-                .tmux
-                .run(Raw::new("pipe-pane").args(["-t", home.as_str(), "exec true"]))
-                .await;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
-    None
 }
 
 /// Refuses to type into a pane whose program has exited, or that is in a

@@ -16,9 +16,7 @@ use crate::backend::Conn;
 use crate::markers::{Finished, RunState, Scanner, is_posix_shell, nonce, wrapper_line};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::tools::{
-    Guarded, Omitted, check_typable, paste, press_enter, settle_exit_status, type_text,
-};
+use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
 use crate::wait::{CallCtx, Waited};
 
 // ---------------------------------------------------------------- run
@@ -217,17 +215,7 @@ impl TmuxMcp {
             ));
         }
         let po = conn.follow(r.pane).await?;
-        let mut row = conn.pane_row(r.pane).await?;
-        // Right after a terminal starts, tmux can still name the gate's
-        // `tmux wait-for` client as the foreground program for a moment
-        // (its process group outlives it briefly): give that a second.
-        for _ in 0..20 {
-            if row.current_command != "tmux" {
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-            row = conn.pane_row(r.pane).await?;
-        }
+        let row = conn.pane_row(r.pane).await?;
         let busy = {
             let runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
             runs.iter()
@@ -418,7 +406,7 @@ impl TmuxMcp {
             }
             End::Exited(exit) => {
                 result.status = RunStatus::PaneExited;
-                result.exit_status = settle_exit_status(conn, state.pane, exit.status).await;
+                result.exit_status = exit.status;
                 (true, None)
             }
             End::Gone => {

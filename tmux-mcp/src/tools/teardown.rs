@@ -142,14 +142,7 @@ impl TmuxMcp {
     pub(crate) async fn kill_server_impl(&self) -> Result<Json<KillResult>, ToolError> {
         let conn = self.conn().await?;
         let what = "Killing the tmux server";
-        let home = crate::backend::Resolved {
-            session: conn.home.0,
-            window: conn.home.1,
-            pane: conn.home.2,
-            window_index: 0,
-            pane_index: 0,
-            session_name: crate::backend::HOME_SESSION.to_owned(),
-        };
+        let home = conn.resolve(&conn.home.2.to_string()).await?;
         self.guard(&conn, &home, Guarded::KillServer).await?;
         match conn.tmux.run(Raw::new("kill-server")).await {
             Ok(_) | Err(tmux_control::Error::Closed(_)) => {}

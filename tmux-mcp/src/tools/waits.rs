@@ -15,8 +15,8 @@ use tmux_control::{Pattern, WaitError};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::text::trim_trailing_blank;
+use crate::tools::WaitStatus;
 use crate::tools::inspect::{cancelled, last_lines, ms, pattern_source};
-use crate::tools::{WaitStatus, settle_exit_status};
 use crate::wait::{CallCtx, Waited};
 
 const WAIT_FOR_OUTPUT: &str = "Wait until a pane prints text matching a pattern (a regular expression, Rust syntax, ^ and $ match at line ends; or a plain string with literal=true). Push-based: it returns within milliseconds of the output arriving, with no polling. \
@@ -324,7 +324,7 @@ impl TmuxMcp {
                 } else {
                     WaitStatus::Exited
                 };
-                result.exit_status = settle_exit_status(&conn, r.pane, exit.status).await;
+                result.exit_status = exit.status;
                 let e = self.excerpt(
                     &po,
                     po.end_offset().saturating_sub(2000).max(from),
@@ -394,10 +394,7 @@ impl TmuxMcp {
         let (status, exit_status) = match cc.wait(&what, limit, po.wait_exit(limit)).await {
             Waited::Cancelled => return Err(cancelled(&what)),
             Waited::Done(Ok(exit)) if exit.gone => (WaitStatus::Gone, exit.status),
-            Waited::Done(Ok(exit)) => (
-                WaitStatus::Exited,
-                settle_exit_status(&conn, r.pane, exit.status).await,
-            ),
+            Waited::Done(Ok(exit)) => (WaitStatus::Exited, exit.status),
             Waited::Done(Err(WaitError::Timeout { .. })) => (WaitStatus::Timeout, None),
             Waited::Done(Err(_)) => (WaitStatus::Gone, None),
         };
