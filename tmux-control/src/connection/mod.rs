@@ -333,6 +333,12 @@ impl Tmux {
             .shared
             .version
             .set(Version::parse(&String::from_utf8_lossy(version)));
+        tracing::info!(
+            server = %tmux.shared.server,
+            version = %tmux.version(),
+            session = %session,
+            "connected to tmux"
+        );
         Ok(tmux)
     }
 
@@ -342,8 +348,21 @@ impl Tmux {
         let version = self.version();
         let mut line = CommandLine::for_version(version.clone());
         command.encode(&mut line)?;
-        let reply = self.send(line.into_bytes()).await?;
-        command.parse(reply, version)
+        // Timed only when someone listens: free otherwise.
+        let timed = tracing::enabled!(tracing::Level::DEBUG).then(|| {
+            tracing::debug!(command = command.name(), "command sent");
+            std::time::Instant::now()
+        });
+        let reply = self.send(line.into_bytes()).await;
+        if let Some(sent) = timed {
+            tracing::debug!(
+                command = command.name(),
+                micros = u64::try_from(sent.elapsed().as_micros()).unwrap_or(u64::MAX),
+                refused = reply.as_ref().map_or(true, |r| r.error),
+                "command answered"
+            );
+        }
+        command.parse(reply?, version)
     }
 
     /// The version of the tmux server this connection talks to, as

@@ -11,9 +11,12 @@
 //! taken on the output path.
 
 use std::collections::HashMap;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
+use std::task::{Context, Poll};
 
+use futures_core::Stream;
 use tokio::sync::mpsc;
 
 use super::{Event, Shared};
@@ -62,7 +65,11 @@ impl Subscriber {
             1
         };
         if self.tx.capacity() < needed {
-            self.missed.fetch_add(1, Ordering::AcqRel);
+            if self.missed.fetch_add(1, Ordering::AcqRel) == 0 {
+                tracing::debug!(
+                    "a subscriber's queue is full: its events are counted as a gap until it reads"
+                );
+            }
             return true;
         }
         if needed == 2 {
@@ -163,18 +170,27 @@ enum SubState {
     Done,
 }
 
-/// A stream of [`Event`]s from one connection, with its own bounded queue.
+/// A stream of [`Event`]s from one connection, with its own bounded queue:
+/// a [`Stream`], or [`Subscription::recv`] without an extension trait.
 ///
-/// ```no_run
-/// # async fn demo(tmux: tmux_control::Tmux) {
-/// use tmux_control::Event;
-/// let mut events = tmux.subscribe();
-/// while let Some(event) = events.recv().await {
-///     if let Event::Closed(why) = event {
-///         eprintln!("{why}");
-///     }
-/// }
-/// # }
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use tokio_stream::StreamExt as _;
+/// use tmux_control::command::{NewWindow, RenameWindow};
+/// use tmux_control::proto::Notification;
+/// use tmux_control::{Event, IsolatedServer, Tmux};
+/// let server = IsolatedServer::new()?;
+/// let tmux = Tmux::connect(server.server()).await?;
+/// let created = tmux.run(NewWindow::new()).await?;
+/// // Subscribed in order with commands: sees what the next command causes.
+/// let mut renames = tmux.subscribe().filter(|e| {
+///     matches!(e, Event::Notification(Notification::WindowRenamed { .. }))
+/// });
+/// tmux.run(RenameWindow::new(created.window, "logs")).await?;
+/// let renamed = renames.next().await;
+/// assert!(matches!(renamed, Some(Event::Notification(Notification::WindowRenamed { .. }))));
+/// # Ok(()) }
 /// ```
 #[derive(Debug)]
 pub struct Subscription {
@@ -205,34 +221,49 @@ impl Subscription {
 
     /// The next event; `None` after [`Event::Closed`] has been returned.
     pub async fn recv(&mut self) -> Option<Event> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next event (what [`Subscription::recv`] and the
+    /// [`Stream`] impl do).
+    pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
         loop {
             match self.state {
-                SubState::Done => return None,
+                SubState::Done => return Poll::Ready(None),
                 SubState::Draining => {
                     let missed = self.missed.swap(0, Ordering::AcqRel);
                     if missed > 0 {
-                        return Some(Event::Gap { missed });
+                        return Poll::Ready(Some(Event::Gap { missed }));
                     }
                     self.state = SubState::Done;
-                    return Some(Event::Closed(self.shared.closed()));
+                    return Poll::Ready(Some(Event::Closed(self.shared.closed())));
                 }
                 SubState::Open => match self.rx.try_recv() {
-                    Ok(e) => return Some(e),
+                    Ok(e) => return Poll::Ready(Some(e)),
                     Err(mpsc::error::TryRecvError::Disconnected) => {
                         self.state = SubState::Draining;
                     }
                     Err(mpsc::error::TryRecvError::Empty) => {
                         let missed = self.missed.swap(0, Ordering::AcqRel);
                         if missed > 0 {
-                            return Some(Event::Gap { missed });
+                            return Poll::Ready(Some(Event::Gap { missed }));
                         }
-                        match self.rx.recv().await {
-                            Some(e) => return Some(e),
-                            None => self.state = SubState::Draining,
+                        match self.rx.poll_recv(cx) {
+                            Poll::Ready(Some(e)) => return Poll::Ready(Some(e)),
+                            Poll::Ready(None) => self.state = SubState::Draining,
+                            Poll::Pending => return Poll::Pending,
                         }
                     }
                 },
             }
         }
+    }
+}
+
+impl Stream for Subscription {
+    type Item = Event;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Event>> {
+        self.get_mut().poll_recv(cx)
     }
 }

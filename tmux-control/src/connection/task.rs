@@ -164,6 +164,12 @@ impl ConnectionTask {
             stderr: String::from_utf8_lossy(&self.stderr_buf).trim().to_owned(),
             exit_status: status,
         });
+        tracing::info!(
+            server = %self.shared.server,
+            reason = ?closed.reason,
+            exit_status = ?closed.exit_status,
+            "connection closed"
+        );
         self.shared.set_closed(closed.clone());
         if let Some(ready) = self.ready.take() {
             let _ = ready.send(Err(Error::Closed(closed.clone())));
@@ -276,9 +282,13 @@ impl ConnectionTask {
     fn notification(&mut self, n: Notification) {
         match &n {
             Notification::Pause { pane } => {
+                tracing::debug!(%pane, "tmux paused the pane's output (it fell behind); resuming it");
                 // Flow control: every pane's output is consumed as it
                 // arrives, so resume at once (the sink records the loss).
                 self.internal(RefreshClient::pane_output(*pane, PaneOutput::Continue));
+            }
+            Notification::Continue { pane } => {
+                tracing::debug!(%pane, "the pane's output continues");
             }
             Notification::Exit { reason } => {
                 self.exit_reason = reason

@@ -98,6 +98,7 @@ impl Follower {
         let o = tmux
             .connect_sibling(tmux.options().observer_of(session))
             .await?;
+        tracing::debug!(%session, "observer client attached, to follow panes of that session");
         observers.insert(session, o.clone());
         Ok(o)
     }

@@ -27,9 +27,13 @@ mod stream;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
 use bytes::Bytes;
-use tokio::sync::watch;
+use futures_core::Stream;
 use tokio::time::Instant;
+use tokio_stream::wrappers::WatchStream;
 
 pub use expect::{Expect, Match, Pattern, WaitError};
 pub use log::{PaneChunk, PaneEnd};
@@ -127,11 +131,9 @@ impl PaneOutput {
     /// foreground command, path, title, mode, alternate screen, window),
     /// pushed from tmux's subscriptions; see [`PaneStateChanges::next`].
     pub fn state_changes(&self) -> PaneStateChanges {
-        let mut rx = self.log.state_tx.subscribe();
-        rx.mark_unchanged();
         PaneStateChanges {
-            rx,
-            any: self.log.changed.subscribe(),
+            states: WatchStream::from_changes(self.log.state_tx.subscribe()),
+            any: WatchStream::from_changes(self.log.changed.subscribe()),
             log: self.log.clone(),
         }
     }
@@ -265,13 +267,32 @@ impl PaneOutput {
 }
 
 /// The changes of a pane's [`PaneState`], from
-/// [`PaneOutput::state_changes`].
+/// [`PaneOutput::state_changes`]: a [`Stream`] of states, or
+/// [`PaneStateChanges::next`] without an extension trait.
+///
+/// ```
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use tokio_stream::StreamExt as _;
+/// use tmux_control::command::{NewPane, NewWindow};
+/// use tmux_control::{IsolatedServer, Tmux};
+/// let server = IsolatedServer::new()?;
+/// let tmux = Tmux::connect(server.server()).await?;
+/// let what = NewPane::from(NewWindow::new().command("exec sleep 1")).remain_on_exit();
+/// let started = tmux.spawn(what).await?;
+/// // The first state in which the program has exited, pushed by tmux.
+/// let mut changes = started.output.state_changes().filter(|s| s.dead);
+/// let dead = changes.next().await.expect("the pane's state ends dead");
+/// assert!(dead.dead);
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct PaneStateChanges {
-    pub(super) rx: watch::Receiver<PaneState>,
+    /// Yields the latest state after each change.
+    states: WatchStream<PaneState>,
     /// Every change of the log, to notice the end of the output.
-    pub(super) any: watch::Receiver<u64>,
-    pub(super) log: Arc<PaneLog>,
+    any: WatchStream<u64>,
+    log: Arc<PaneLog>,
 }
 
 impl PaneStateChanges {
@@ -280,22 +301,30 @@ impl PaneStateChanges {
     /// `None` once the pane's output has ended (the pane is gone, reported
     /// first as a state with `gone`, or the connection closed).
     pub async fn next(&mut self) -> Option<PaneState> {
+        std::future::poll_fn(|cx| self.poll_change(cx)).await
+    }
+
+    fn poll_change(&mut self, cx: &mut Context<'_>) -> Poll<Option<PaneState>> {
         loop {
-            if self.rx.has_changed().unwrap_or(false) {
-                return Some(self.rx.borrow_and_update().clone());
+            if let Poll::Ready(state) = Pin::new(&mut self.states).poll_next(cx) {
+                return Poll::Ready(state);
             }
-            self.any.borrow_and_update();
             if self.log.is_ended() {
-                return None;
+                return Poll::Ready(None);
             }
-            tokio::select! {
-                // `changed` marks the new value seen: return it now.
-                r = self.rx.changed() => {
-                    r.ok()?;
-                    return Some(self.rx.borrow_and_update().clone());
-                }
-                r = self.any.changed() => r.ok()?,
+            match Pin::new(&mut self.any).poll_next(cx) {
+                Poll::Ready(Some(_)) => {}
+                Poll::Ready(None) => return Poll::Ready(None),
+                Poll::Pending => return Poll::Pending,
             }
         }
+    }
+}
+
+impl Stream for PaneStateChanges {
+    type Item = PaneState;
+
+    fn poll_next(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<PaneState>> {
+        self.get_mut().poll_change(cx)
     }
 }
