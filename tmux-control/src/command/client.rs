@@ -313,12 +313,10 @@ fn check_subscription_name(name: &str) -> Result<()> {
 impl Command for RefreshClient {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "refresh-client"
-    }
+    const NAME: &'static str = "refresh-client";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("refresh-client")?;
+        line.word(Self::NAME)?;
         match &self.refresh {
             Refresh::Size(spec) => {
                 line.word("-C")?.word(spec)?;
@@ -352,7 +350,7 @@ impl Command for RefreshClient {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -436,12 +434,10 @@ impl WaitFor {
 impl Command for WaitFor {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "wait-for"
-    }
+    const NAME: &'static str = "wait-for";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("wait-for")?;
+        line.word(Self::NAME)?;
         if let Some(flag) = self.flag {
             line.word(flag)?;
         }
@@ -450,7 +446,7 @@ impl Command for WaitFor {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -531,9 +527,7 @@ impl DisplayMessage {
 impl Command for DisplayMessage {
     type Output = Bytes;
 
-    fn name(&self) -> &'static str {
-        "display-message"
-    }
+    const NAME: &'static str = "display-message";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         let message = if self.literal {
@@ -554,14 +548,14 @@ impl Command for DisplayMessage {
         } else {
             armour(line.version(), &self.message)
         };
-        line.word("display-message")?.word("-p")?;
+        line.word(Self::NAME)?.word("-p")?;
         write_opt(self.target.as_ref(), line)?;
         line.end_of_flags().arg(message)?;
         Ok(())
     }
 
     fn parse(self, reply: Reply, version: &Version) -> Result<Bytes> {
-        let text = join_lines(&ok_body(self.name(), reply)?);
+        let text = join_lines(&ok_body(Self::NAME, reply)?);
         Ok(Bytes::from(unarmour(version, &text)))
     }
 }
