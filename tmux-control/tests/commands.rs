@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use tmux_control::command::{
     CapturePane, ClientFlag, Created, DeleteBuffer, Direction, DisplayMessage, EnvValue,
     HasSession, Key, KillPane, KillSession, KillWindow, ListBuffers, ListPanes, ListSessions,
-    ListWindows, NamedKey, NewSession, NewWindow, OptionScope, PaneInfo, PaneOutput, PasteBuffer,
+    ListWindows, NamedKey, NewSession, NewWindow, OptionScope, OutputSwitch, PaneInfo, PasteBuffer,
     Raw, RefreshClient, RenameSession, RenameWindow, ResizePane, ResizeWindow, RespawnPane,
     SelectPane, SelectWindow, SendKeys, SessionInfo, SetBuffer, SetEnvironment, SetOption,
-    ShowBuffer, ShowEnvironment, ShowOption, Size, SplitWindow, Subscription, WaitFor, WindowInfo,
+    ShowBuffer, ShowEnvironment, ShowOption, Size, SplitWindow, SubscriptionScope, WaitFor,
+    WindowInfo,
 };
 mod common;
 
@@ -1982,7 +1983,7 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
         wait_command(&tmux, echo, "cat").await;
         let out = tmux.follow(echo).await.unwrap();
         let start = out.end_offset();
-        tmux.run(RefreshClient::pane_output(echo, PaneOutput::Off))
+        tmux.run(RefreshClient::pane_output(echo, OutputSwitch::Off))
             .await
             .unwrap();
         tmux.run(SendKeys::literal(echo, "HIDDEN")).await.unwrap();
@@ -2000,7 +2001,7 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
             .await;
         }
         let wait = out.expect(Pattern::literal("SHOWN").unwrap());
-        tmux.run(RefreshClient::pane_output(echo, PaneOutput::On))
+        tmux.run(RefreshClient::pane_output(echo, OutputSwitch::On))
             .await
             .unwrap();
         tmux.run(SendKeys::literal(echo, "SHOWN")).await.unwrap();
@@ -2023,7 +2024,7 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
         }
         // pause: tmux says %pause; the connection resumes the pane itself.
         let mut events = tmux.subscribe();
-        tmux.run(RefreshClient::pane_outputs([(echo, PaneOutput::Pause)]))
+        tmux.run(RefreshClient::pane_outputs([(echo, OutputSwitch::Pause)]))
             .await
             .unwrap();
         let mut paused = false;
@@ -2051,8 +2052,12 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
 
         // -B: a subscription reports a format's value as it changes.
         tmux.run(
-            RefreshClient::subscribe("tc-sub", Subscription::Pane(echo), "#{pane_id}=#{@tc_val}")
-                .unwrap(),
+            RefreshClient::subscribe(
+                "tc-sub",
+                SubscriptionScope::Pane(echo),
+                "#{pane_id}=#{@tc_val}",
+            )
+            .unwrap(),
         )
         .await
         .unwrap();
@@ -2064,7 +2069,7 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
         tmux.run(RefreshClient::unsubscribe("tc-sub").unwrap())
             .await
             .unwrap();
-        invalid(RefreshClient::subscribe("a:b", Subscription::Session, "x").map(drop));
+        invalid(RefreshClient::subscribe("a:b", SubscriptionScope::Session, "x").map(drop));
     })
     .await;
 }

@@ -27,7 +27,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SetBuffer {
     name: Option<Vec<u8>>,
     append: bool,
@@ -206,7 +205,6 @@ impl Command for ShowBuffer {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct PasteBuffer {
     target: Target,
     buffer: Option<Vec<u8>>,

@@ -42,7 +42,6 @@ enum Bound {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct CapturePane {
     target: Target,
     start: Option<Bound>,

@@ -95,7 +95,9 @@ mod window;
 
 pub use buffer::{BufferInfo, DeleteBuffer, ListBuffers, PasteBuffer, SetBuffer, ShowBuffer};
 pub use capture::CapturePane;
-pub use client::{ClientFlag, DisplayMessage, PaneOutput, RefreshClient, Subscription, WaitFor};
+pub use client::{
+    ClientFlag, DisplayMessage, OutputSwitch, RefreshClient, SubscriptionScope, WaitFor,
+};
 pub use format::{escape_format, unvis};
 pub use keys::{Key, NamedKey, SendKeys};
 pub use line::CommandLine;

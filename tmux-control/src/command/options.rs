@@ -20,7 +20,11 @@ use crate::version::Version;
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "set-option -w -g -- 'mode-keys' 'vi'");
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+///
+/// More scopes may be added as tmux grows them; a `match` on an
+/// `OptionScope` outside this crate needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OptionScope {
     /// Server options (`-s`).
     Server,
@@ -97,7 +101,6 @@ fn write_scope(
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SetOption {
     scope: OptionScope,
     name: String,
@@ -300,7 +303,6 @@ impl From<Bytes> for OptionValue {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ShowOption {
     scope: OptionScope,
     name: String,
@@ -417,7 +419,6 @@ impl Command for ShowOption {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SetEnvironment {
     name: String,
     action: EnvAction,
@@ -566,7 +567,6 @@ pub enum EnvValue {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ShowEnvironment {
     name: String,
     global: bool,

@@ -36,7 +36,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SplitWindow {
     target: Option<Target>,
     direction: Option<&'static str>,
@@ -433,7 +432,6 @@ impl Command for KillPane {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SelectPane {
     target: Target,
     title: Option<Vec<u8>>,
@@ -695,7 +693,6 @@ impl Command for ResizePane {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct RespawnPane {
     target: Target,
     kill: bool,

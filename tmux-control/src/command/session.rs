@@ -38,7 +38,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct NewSession {
     name: Option<Vec<u8>>,
     window_name: Option<Vec<u8>>,

@@ -34,7 +34,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct NewWindow {
     target: Option<Target>,
     name: Option<Vec<u8>>,
