@@ -106,7 +106,7 @@ pub use connection::{
     ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PANE_LOG, DEFAULT_PAUSE_AFTER,
     DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
 };
-pub use error::{Closed, Error, Result};
+pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
     Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,

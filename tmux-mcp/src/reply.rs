@@ -63,7 +63,7 @@ impl ToolError {
         let what = what.into();
         match error {
             E::Command { message, .. } => {
-                let next = if message.contains("can't find") || message.contains("not found") {
+                let next = if error.kind() == tmux_control::ErrorKind::NotFound {
                     "Call list_terminals to see the current sessions, windows and panes, and use their ids"
                 } else {
                     "Check the arguments against the tool's description and try again"
@@ -107,3 +107,28 @@ impl IntoCallToolResult for ToolError {
 
 /// Shorthand for tool results.
 pub type ToolResult<T> = Result<Json<T>, ToolError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(message: &str) -> tmux_control::Error {
+        tmux_control::Error::Command {
+            command: "kill-pane".into(),
+            message: message.into(),
+        }
+    }
+
+    #[test]
+    fn advice_follows_the_error_kind() {
+        let missing = ToolError::tmux("Killing", &failed("can't find pane: %9"));
+        assert!(missing.next.contains("list_terminals"), "{missing}");
+        assert!(missing.why.contains("can't find pane: %9"), "{missing}");
+        // Only a missing target sends the model to list_terminals, even if
+        // tmux's words say "not found" about something else.
+        for message in ["unknown flag -Q", "user nobody not found"] {
+            let refused = ToolError::tmux("Killing", &failed(message));
+            assert!(refused.next.contains("arguments"), "{refused}");
+        }
+    }
+}

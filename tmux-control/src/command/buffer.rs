@@ -27,7 +27,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SetBuffer {
     name: Option<Vec<u8>>,
     append: bool,
@@ -81,9 +80,7 @@ impl SetBuffer {
 impl Command for SetBuffer {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "set-buffer"
-    }
+    const NAME: &'static str = "set-buffer";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         if self.data.is_empty() && !self.append {
@@ -107,7 +104,7 @@ impl Command for SetBuffer {
                 String::from_utf8_lossy(name)
             )));
         }
-        line.word("set-buffer")?.flag_if("-a", self.append)?;
+        line.word(Self::NAME)?.flag_if("-a", self.append)?;
         if let Some(name) = &self.name {
             line.flag_arg("-b", name)?;
         }
@@ -116,7 +113,7 @@ impl Command for SetBuffer {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -171,12 +168,10 @@ impl ShowBuffer {
 impl Command for ShowBuffer {
     type Output = Bytes;
 
-    fn name(&self) -> &'static str {
-        "show-buffer"
-    }
+    const NAME: &'static str = "show-buffer";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("show-buffer")?;
+        line.word(Self::NAME)?;
         if let Some(name) = &self.name {
             let name = buffer_lookup_name(line.version(), name);
             line.flag_arg("-b", name)?;
@@ -185,7 +180,7 @@ impl Command for ShowBuffer {
     }
 
     fn parse(self, reply: Reply, version: &Version) -> Result<Bytes> {
-        let body = join_lines(&ok_body(self.name(), reply)?);
+        let body = join_lines(&ok_body(Self::NAME, reply)?);
         Ok(Bytes::from(if version.show_buffer_is_raw() {
             body
         } else {
@@ -210,7 +205,6 @@ impl Command for ShowBuffer {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct PasteBuffer {
     target: Target,
     buffer: Option<Vec<u8>>,
@@ -305,12 +299,10 @@ impl PasteBuffer {
 impl Command for PasteBuffer {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "paste-buffer"
-    }
+    const NAME: &'static str = "paste-buffer";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("paste-buffer")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         if let Some(name) = &self.buffer {
             let name = buffer_lookup_name(line.version(), name);
@@ -329,7 +321,7 @@ impl Command for PasteBuffer {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -362,18 +354,16 @@ impl DeleteBuffer {
 impl Command for DeleteBuffer {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "delete-buffer"
-    }
+    const NAME: &'static str = "delete-buffer";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         let name = buffer_lookup_name(line.version(), &self.name);
-        line.word("delete-buffer")?.flag_arg("-b", name)?;
+        line.word(Self::NAME)?.flag_arg("-b", name)?;
         Ok(())
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -435,20 +425,18 @@ impl ListBuffers {
 impl Command for ListBuffers {
     type Output = Vec<BufferInfo>;
 
-    fn name(&self) -> &'static str {
-        "list-buffers"
-    }
+    const NAME: &'static str = "list-buffers";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         let format = BUFFER_ROW.format();
-        line.word("list-buffers")?.flag_arg("-F", format)?;
+        line.word(Self::NAME)?.flag_arg("-F", format)?;
         Ok(())
     }
 
     fn parse(self, reply: Reply, version: &Version) -> Result<Vec<BufferInfo>> {
-        let body = join_lines(&ok_body(self.name(), reply)?);
+        let body = join_lines(&ok_body(Self::NAME, reply)?);
         BUFFER_ROW
-            .parse(self.name(), &body)?
+            .parse(Self::NAME, &body)?
             .iter()
             .map(|row| {
                 Ok(BufferInfo {

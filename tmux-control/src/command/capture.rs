@@ -42,7 +42,6 @@ enum Bound {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct CapturePane {
     target: Target,
     start: Option<Bound>,
@@ -194,12 +193,10 @@ fn write_bound(line: &mut CommandLine, flag: &str, bound: Option<Bound>) -> Resu
 impl Command for CapturePane {
     type Output = Vec<Bytes>;
 
-    fn name(&self) -> &'static str {
-        "capture-pane"
-    }
+    const NAME: &'static str = "capture-pane";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("capture-pane")?.word("-p")?.word("-C")?;
+        line.word(Self::NAME)?.word("-p")?.word("-C")?;
         self.target.write(line)?;
         write_bound(line, "-S", self.start)?;
         write_bound(line, "-E", self.end)?;
@@ -215,7 +212,7 @@ impl Command for CapturePane {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<Bytes>> {
-        Ok(ok_body(self.name(), reply)?
+        Ok(ok_body(Self::NAME, reply)?
             .iter()
             .map(|l| {
                 if memchr::memchr(b'\\', l).is_none() {

@@ -60,18 +60,19 @@ impl ClientFlag {
     }
 }
 
-/// What [`RefreshClient::pane_output`] does with a pane's output for this
-/// client (`refresh-client -A`, control-mode.md §7.3).
+/// How [`RefreshClient::pane_output`] switches a pane's output for this
+/// client (`refresh-client -A`, control-mode.md §7.3). A followed pane's
+/// output itself is a [`PaneOutput`](crate::PaneOutput).
 ///
 /// ```
-/// use tmux_control::command::{CommandLine, PaneOutput, RefreshClient};
+/// use tmux_control::command::{CommandLine, OutputSwitch, RefreshClient};
 /// use tmux_control::PaneId;
-/// let cmd = RefreshClient::pane_output(PaneId(3), PaneOutput::Continue);
+/// let cmd = RefreshClient::pane_output(PaneId(3), OutputSwitch::Continue);
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "refresh-client -A '%3:continue'");
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum PaneOutput {
+pub enum OutputSwitch {
     /// `on`: send output again, from the pane's current position.
     On,
     /// `off`: stop sending the pane's output.
@@ -83,27 +84,30 @@ pub enum PaneOutput {
     Continue,
 }
 
-impl PaneOutput {
+impl OutputSwitch {
     fn as_str(self) -> &'static str {
         match self {
-            PaneOutput::On => "on",
-            PaneOutput::Off => "off",
-            PaneOutput::Pause => "pause",
-            PaneOutput::Continue => "continue",
+            OutputSwitch::On => "on",
+            OutputSwitch::Off => "off",
+            OutputSwitch::Pause => "pause",
+            OutputSwitch::Continue => "continue",
         }
     }
 }
 
-/// What a subscription ([`RefreshClient::subscribe`]) watches.
+/// What a format subscription ([`RefreshClient::subscribe`], `-B`)
+/// watches. The notifications it produces reach the connection's
+/// [`Subscription`](crate::Subscription)s as
+/// [`Notification::SubscriptionChanged`](crate::proto::Notification::SubscriptionChanged).
 ///
 /// ```
-/// use tmux_control::command::{CommandLine, RefreshClient, Subscription};
-/// let cmd = RefreshClient::subscribe("cmd", Subscription::AllPanes, "#{pane_current_command}")?;
+/// use tmux_control::command::{CommandLine, RefreshClient, SubscriptionScope};
+/// let cmd = RefreshClient::subscribe("cmd", SubscriptionScope::AllPanes, "#{pane_current_command}")?;
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "refresh-client -B 'cmd:%*:#{pane_current_command}'");
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Subscription {
+pub enum SubscriptionScope {
     /// The attached session (empty WHAT).
     Session,
     /// One pane (`%N`).
@@ -116,14 +120,14 @@ pub enum Subscription {
     AllWindows,
 }
 
-impl Subscription {
+impl SubscriptionScope {
     fn what(self) -> String {
         match self {
-            Subscription::Session => String::new(),
-            Subscription::Pane(p) => p.to_string(),
-            Subscription::AllPanes => "%*".into(),
-            Subscription::Window(w) => w.to_string(),
-            Subscription::AllWindows => "@*".into(),
+            SubscriptionScope::Session => String::new(),
+            SubscriptionScope::Pane(p) => p.to_string(),
+            SubscriptionScope::AllPanes => "%*".into(),
+            SubscriptionScope::Window(w) => w.to_string(),
+            SubscriptionScope::AllWindows => "@*".into(),
         }
     }
 }
@@ -132,7 +136,7 @@ impl Subscription {
 enum Refresh {
     Size(String),
     Flags(String),
-    PaneOutput(Vec<(PaneId, PaneOutput)>),
+    PaneOutput(Vec<(PaneId, OutputSwitch)>),
     Subscribe(Vec<u8>),
     Unsubscribe(String),
 }
@@ -230,13 +234,13 @@ impl RefreshClient {
     /// Switches one pane's output for this client (`-A '%P:STATE'`).
     ///
     /// ```
-    /// use tmux_control::command::{CommandLine, PaneOutput, RefreshClient};
+    /// use tmux_control::command::{CommandLine, OutputSwitch, RefreshClient};
     /// use tmux_control::PaneId;
-    /// let line = CommandLine::of(&RefreshClient::pane_output(PaneId(1), PaneOutput::Off))?;
+    /// let line = CommandLine::of(&RefreshClient::pane_output(PaneId(1), OutputSwitch::Off))?;
     /// assert_eq!(line.to_string(), "refresh-client -A '%1:off'");
     /// # Ok::<(), tmux_control::Error>(())
     /// ```
-    pub fn pane_output(pane: PaneId, state: PaneOutput) -> Self {
+    pub fn pane_output(pane: PaneId, state: OutputSwitch) -> Self {
         Self::pane_outputs([(pane, state)])
     }
 
@@ -244,13 +248,13 @@ impl RefreshClient {
     /// fails if the list is empty.
     ///
     /// ```
-    /// use tmux_control::command::{CommandLine, PaneOutput, RefreshClient};
+    /// use tmux_control::command::{CommandLine, OutputSwitch, RefreshClient};
     /// use tmux_control::PaneId;
-    /// let cmd = RefreshClient::pane_outputs([(PaneId(1), PaneOutput::On), (PaneId(2), PaneOutput::Pause)]);
+    /// let cmd = RefreshClient::pane_outputs([(PaneId(1), OutputSwitch::On), (PaneId(2), OutputSwitch::Pause)]);
     /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "refresh-client -A '%1:on' -A '%2:pause'");
     /// # Ok::<(), tmux_control::Error>(())
     /// ```
-    pub fn pane_outputs(panes: impl IntoIterator<Item = (PaneId, PaneOutput)>) -> Self {
+    pub fn pane_outputs(panes: impl IntoIterator<Item = (PaneId, OutputSwitch)>) -> Self {
         Self {
             refresh: Refresh::PaneOutput(panes.into_iter().collect()),
         }
@@ -266,14 +270,18 @@ impl RefreshClient {
     /// line (control-mode.md §8).
     ///
     /// ```
-    /// use tmux_control::command::{CommandLine, RefreshClient, Subscription};
+    /// use tmux_control::command::{CommandLine, RefreshClient, SubscriptionScope};
     /// use tmux_control::PaneId;
-    /// let cmd = RefreshClient::subscribe("dead", Subscription::Pane(PaneId(4)), "#{pane_dead}")?;
+    /// let cmd = RefreshClient::subscribe("dead", SubscriptionScope::Pane(PaneId(4)), "#{pane_dead}")?;
     /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "refresh-client -B 'dead:%4:#{pane_dead}'");
-    /// assert!(RefreshClient::subscribe("a:b", Subscription::Session, "x").is_err());
+    /// assert!(RefreshClient::subscribe("a:b", SubscriptionScope::Session, "x").is_err());
     /// # Ok::<(), tmux_control::Error>(())
     /// ```
-    pub fn subscribe(name: &str, what: Subscription, format: impl AsRef<[u8]>) -> Result<Self> {
+    pub fn subscribe(
+        name: &str,
+        what: SubscriptionScope,
+        format: impl AsRef<[u8]>,
+    ) -> Result<Self> {
         check_subscription_name(name)?;
         let mut spec = format!("{name}:{}:", what.what()).into_bytes();
         spec.extend_from_slice(format.as_ref());
@@ -313,12 +321,10 @@ fn check_subscription_name(name: &str) -> Result<()> {
 impl Command for RefreshClient {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "refresh-client"
-    }
+    const NAME: &'static str = "refresh-client";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("refresh-client")?;
+        line.word(Self::NAME)?;
         match &self.refresh {
             Refresh::Size(spec) => {
                 line.word("-C")?.word(spec)?;
@@ -352,7 +358,7 @@ impl Command for RefreshClient {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -436,12 +442,10 @@ impl WaitFor {
 impl Command for WaitFor {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "wait-for"
-    }
+    const NAME: &'static str = "wait-for";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("wait-for")?;
+        line.word(Self::NAME)?;
         if let Some(flag) = self.flag {
             line.word(flag)?;
         }
@@ -450,7 +454,7 @@ impl Command for WaitFor {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -531,9 +535,7 @@ impl DisplayMessage {
 impl Command for DisplayMessage {
     type Output = Bytes;
 
-    fn name(&self) -> &'static str {
-        "display-message"
-    }
+    const NAME: &'static str = "display-message";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         let message = if self.literal {
@@ -554,14 +556,14 @@ impl Command for DisplayMessage {
         } else {
             armour(line.version(), &self.message)
         };
-        line.word("display-message")?.word("-p")?;
+        line.word(Self::NAME)?.word("-p")?;
         write_opt(self.target.as_ref(), line)?;
         line.end_of_flags().arg(message)?;
         Ok(())
     }
 
     fn parse(self, reply: Reply, version: &Version) -> Result<Bytes> {
-        let text = join_lines(&ok_body(self.name(), reply)?);
+        let text = join_lines(&ok_body(Self::NAME, reply)?);
         Ok(Bytes::from(unarmour(version, &text)))
     }
 }
@@ -595,28 +597,32 @@ mod tests {
             Err(Error::InvalidArgument(_))
         ));
         assert_eq!(
-            line(&RefreshClient::subscribe("s", Subscription::Session, "#{session_name}").unwrap()),
+            line(
+                &RefreshClient::subscribe("s", SubscriptionScope::Session, "#{session_name}")
+                    .unwrap()
+            ),
             "refresh-client -B 's::#{session_name}'"
         );
         assert_eq!(
             line(
-                &RefreshClient::subscribe("w", Subscription::Window(WindowId(1)), "a:b;c").unwrap()
+                &RefreshClient::subscribe("w", SubscriptionScope::Window(WindowId(1)), "a:b;c")
+                    .unwrap()
             ),
             "refresh-client -B 'w:@1:a:b;c'"
         );
         assert_eq!(
-            line(&RefreshClient::subscribe("w", Subscription::AllWindows, "x").unwrap()),
+            line(&RefreshClient::subscribe("w", SubscriptionScope::AllWindows, "x").unwrap()),
             "refresh-client -B 'w:@*:x'"
         );
         for bad in ["", "a b", "a:b", "a\tb", "x\n"] {
             assert!(
-                RefreshClient::subscribe(bad, Subscription::Session, "x").is_err(),
+                RefreshClient::subscribe(bad, SubscriptionScope::Session, "x").is_err(),
                 "{bad:?}"
             );
             assert!(RefreshClient::unsubscribe(bad).is_err());
         }
         // The body of a `-A` reply may hold `%continue` lines; still Ok(()).
-        RefreshClient::pane_output(PaneId(0), PaneOutput::Continue)
+        RefreshClient::pane_output(PaneId(0), OutputSwitch::Continue)
             .parse(ok(&[b"%continue %0"]), &Version::OLDEST_SUPPORTED)
             .unwrap();
         assert_command_error(

@@ -530,9 +530,7 @@ impl SendKeys {
 impl Command for SendKeys {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "send-keys"
-    }
+    const NAME: &'static str = "send-keys";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         match &self.payload {
@@ -543,7 +541,7 @@ impl Command for SendKeys {
                          send it with SendKeys::hex or as a Key"
                     )));
                 }
-                line.word("send-keys")?;
+                line.word(Self::NAME)?;
                 self.target.write(line)?;
                 line.word("-l")?.end_of_flags().arg(text)?;
             }
@@ -553,7 +551,7 @@ impl Command for SendKeys {
                         "send-keys needs at least one key".into(),
                     ));
                 }
-                line.word("send-keys")?;
+                line.word(Self::NAME)?;
                 self.target.write(line)?;
                 line.end_of_flags();
                 for key in keys {
@@ -566,7 +564,7 @@ impl Command for SendKeys {
                         "send-keys -H needs at least one byte".into(),
                     ));
                 }
-                line.word("send-keys")?;
+                line.word(Self::NAME)?;
                 self.target.write(line)?;
                 line.word("-H")?.end_of_flags();
                 for b in bytes {
@@ -578,7 +576,7 @@ impl Command for SendKeys {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 

@@ -96,7 +96,9 @@ mod window;
 
 pub use buffer::{BufferInfo, DeleteBuffer, ListBuffers, PasteBuffer, SetBuffer, ShowBuffer};
 pub use capture::CapturePane;
-pub use client::{ClientFlag, DisplayMessage, PaneOutput, RefreshClient, Subscription, WaitFor};
+pub use client::{
+    ClientFlag, DisplayMessage, OutputSwitch, RefreshClient, SubscriptionScope, WaitFor,
+};
 pub use format::{escape_format, unvis};
 pub use keys::{Key, NamedKey, SendKeys};
 pub use line::CommandLine;
@@ -138,13 +140,13 @@ use crate::version::Version;
 ///
 /// impl Command for Echo {
 ///     type Output = String;
-///     fn name(&self) -> &'static str { "display-message" }
+///     const NAME: &'static str = "display-message";
 ///     fn encode(&self, line: &mut CommandLine) -> tmux_control::Result<()> {
-///         line.word("display-message")?.word("-p")?.arg(&self.0)?;
+///         line.word(Self::NAME)?.word("-p")?.arg(&self.0)?;
 ///         Ok(())
 ///     }
 ///     fn parse(self, reply: Reply, _version: &Version) -> tmux_control::Result<String> {
-///         let body = tmux_control::command::ok_body(self.name(), reply)?;
+///         let body = tmux_control::command::ok_body(Self::NAME, reply)?;
 ///         Ok(body.iter().map(|l| String::from_utf8_lossy(l)).collect::<Vec<_>>().join("\n"))
 ///     }
 /// }
@@ -152,13 +154,35 @@ use crate::version::Version;
 /// let mut line = CommandLine::new();
 /// Echo("it's".into()).encode(&mut line).unwrap();
 /// assert_eq!(line.as_bytes(), b"display-message -p 'it'\\''s'");
+/// assert_eq!(Echo(String::new()).name(), "display-message");
 /// ```
 pub trait Command {
     /// What a successful reply becomes.
     type Output;
 
-    /// The tmux command's name, for error messages.
-    fn name(&self) -> &'static str;
+    /// The tmux command's full name (`capture-pane`), written once: `encode`
+    /// writes it as the line's first word and `parse` names it in errors.
+    ///
+    /// ```
+    /// use tmux_control::command::{CapturePane, Command, Raw};
+    /// assert_eq!(CapturePane::NAME, "capture-pane");
+    /// assert_eq!(Raw::NAME, "raw"); // Raw's name is chosen at run time
+    /// ```
+    const NAME: &'static str;
+
+    /// This command's name, as it appears in [`Error::Command`] and
+    /// [`Error::UnexpectedReply`]. It is [`Command::NAME`] for every typed
+    /// command; only a command whose name is chosen at run time overrides
+    /// it ([`Raw`] gives the full name of the tmux command it runs).
+    ///
+    /// ```
+    /// use tmux_control::command::{Command, KillPane, Raw};
+    /// assert_eq!(KillPane::new("%1").name(), "kill-pane");
+    /// assert_eq!(Raw::new("lsc").name(), "list-clients");
+    /// ```
+    fn name(&self) -> &'static str {
+        Self::NAME
+    }
 
     /// Writes exactly one tmux command (no line terminator) into `line`.
     fn encode(&self, line: &mut CommandLine) -> Result<()>;

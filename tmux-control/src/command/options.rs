@@ -20,7 +20,11 @@ use crate::version::Version;
 /// assert_eq!(CommandLine::of(&cmd)?.to_string(), "set-option -w -g -- 'mode-keys' 'vi'");
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+///
+/// More scopes may be added as tmux grows them; a `match` on an
+/// `OptionScope` outside this crate needs a wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum OptionScope {
     /// Server options (`-s`).
     Server,
@@ -97,7 +101,6 @@ fn write_scope(
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SetOption {
     scope: OptionScope,
     name: String,
@@ -176,14 +179,11 @@ impl SetOption {
 impl Command for SetOption {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "set-option"
-    }
+    const NAME: &'static str = "set-option";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         check_option_name(&self.name)?;
-        line.word("set-option")?
-            .flag_if("-u", self.value.is_none())?;
+        line.word(Self::NAME)?.flag_if("-u", self.value.is_none())?;
         write_scope(line, self.scope, self.global, self.target.as_ref())?;
         line.end_of_flags().arg(&self.name)?;
         if let Some(value) = &self.value {
@@ -193,7 +193,7 @@ impl Command for SetOption {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -303,7 +303,6 @@ impl From<Bytes> for OptionValue {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ShowOption {
     scope: OptionScope,
     name: String,
@@ -376,13 +375,11 @@ impl ShowOption {
 impl Command for ShowOption {
     type Output = Option<OptionValue>;
 
-    fn name(&self) -> &'static str {
-        "show-options"
-    }
+    const NAME: &'static str = "show-options";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         check_option_name(&self.name)?;
-        line.word("show-options")?
+        line.word(Self::NAME)?
             .word("-v")?
             .flag_if("-A", self.inherited)?;
         write_scope(line, self.scope, self.global, self.target.as_ref())?;
@@ -398,7 +395,7 @@ impl Command for ShowOption {
             if unset_user_option {
                 return Ok(None);
             }
-            return Err(command_error(self.name(), &reply));
+            return Err(command_error(Self::NAME, &reply));
         }
         let body = reply.body;
         if body.is_empty() {
@@ -422,7 +419,6 @@ impl Command for ShowOption {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SetEnvironment {
     name: String,
     action: EnvAction,
@@ -514,13 +510,11 @@ impl SetEnvironment {
 impl Command for SetEnvironment {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "set-environment"
-    }
+    const NAME: &'static str = "set-environment";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         check_env_name(&self.name)?;
-        line.word("set-environment")?;
+        line.word(Self::NAME)?;
         match self.action {
             EnvAction::Unset => {
                 line.word("-u")?;
@@ -540,7 +534,7 @@ impl Command for SetEnvironment {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -573,7 +567,6 @@ pub enum EnvValue {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ShowEnvironment {
     name: String,
     global: bool,
@@ -626,13 +619,11 @@ impl ShowEnvironment {
 impl Command for ShowEnvironment {
     type Output = Option<EnvValue>;
 
-    fn name(&self) -> &'static str {
-        "show-environment"
-    }
+    const NAME: &'static str = "show-environment";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         check_env_name(&self.name)?;
-        line.word("show-environment")?.flag_if("-g", self.global)?;
+        line.word(Self::NAME)?.flag_if("-g", self.global)?;
         write_opt(self.target.as_ref(), line)?;
         line.end_of_flags().arg(&self.name)?;
         Ok(())
@@ -643,9 +634,9 @@ impl Command for ShowEnvironment {
             if matches!(reply.body.as_slice(), [l] if l.starts_with(b"unknown variable")) {
                 return Ok(None);
             }
-            return Err(command_error(self.name(), &reply));
+            return Err(command_error(Self::NAME, &reply));
         }
-        let text = unvis_reply(version, &join_lines(&ok_body(self.name(), reply)?));
+        let text = unvis_reply(version, &join_lines(&ok_body(Self::NAME, reply)?));
         let name = self.name.as_bytes();
         if let Some(value) = text.strip_prefix(name).and_then(|r| r.strip_prefix(b"=")) {
             return Ok(Some(EnvValue::Set(Bytes::copy_from_slice(value))));
@@ -654,7 +645,7 @@ impl Command for ShowEnvironment {
             return Ok(Some(EnvValue::Removed));
         }
         Err(unexpected(
-            self.name(),
+            Self::NAME,
             format!(
                 "expected `{}=VALUE` or `-{}`, got {:?}",
                 self.name,

@@ -36,7 +36,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SplitWindow {
     target: Option<Target>,
     direction: Option<&'static str>,
@@ -143,12 +142,10 @@ spawn_methods!(SplitWindow, "SplitWindow::new()");
 impl Command for SplitWindow {
     type Output = Created;
 
-    fn name(&self) -> &'static str {
-        "split-window"
-    }
+    const NAME: &'static str = "split-window";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("split-window")?
+        line.word(Self::NAME)?
             .word("-d")?
             .word("-P")?
             .flag_arg("-F", CREATED_FORMAT)?;
@@ -164,7 +161,7 @@ impl Command for SplitWindow {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Created> {
-        Created::parse(self.name(), reply)
+        Created::parse(Self::NAME, reply)
     }
 }
 
@@ -328,12 +325,10 @@ impl ListPanes {
 impl Command for ListPanes {
     type Output = Vec<PaneInfo>;
 
-    fn name(&self) -> &'static str {
-        "list-panes"
-    }
+    const NAME: &'static str = "list-panes";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("list-panes")?;
+        line.word(Self::NAME)?;
         match &self.scope {
             Scope::Window(t) => t.write(line)?,
             Scope::Session(t) => {
@@ -349,9 +344,9 @@ impl Command for ListPanes {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<PaneInfo>> {
-        let body = join_lines(&ok_body(self.name(), reply)?);
+        let body = join_lines(&ok_body(Self::NAME, reply)?);
         PANE_ROW
-            .parse(self.name(), &body)?
+            .parse(Self::NAME, &body)?
             .iter()
             .map(|row| {
                 Ok(PaneInfo {
@@ -413,17 +408,15 @@ impl KillPane {
 impl Command for KillPane {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "kill-pane"
-    }
+    const NAME: &'static str = "kill-pane";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("kill-pane")?;
+        line.word(Self::NAME)?;
         self.target.write(line)
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -439,7 +432,6 @@ impl Command for KillPane {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SelectPane {
     target: Target,
     title: Option<Vec<u8>>,
@@ -478,12 +470,10 @@ impl SelectPane {
 impl Command for SelectPane {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "select-pane"
-    }
+    const NAME: &'static str = "select-pane";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("select-pane")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         if let Some(title) = &self.title {
             line.flag_literal("-T", title)?;
@@ -492,7 +482,7 @@ impl Command for SelectPane {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -648,9 +638,7 @@ impl ResizePane {
 impl Command for ResizePane {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "resize-pane"
-    }
+    const NAME: &'static str = "resize-pane";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         if let Resize::To {
@@ -662,7 +650,7 @@ impl Command for ResizePane {
                 "resize-pane needs a width or a height".into(),
             ));
         }
-        line.word("resize-pane")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         match &self.how {
             Resize::To { width, height } => {
@@ -685,7 +673,7 @@ impl Command for ResizePane {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -705,7 +693,6 @@ impl Command for ResizePane {
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct RespawnPane {
     target: Target,
     kill: bool,
@@ -746,19 +733,17 @@ spawn_methods!(RespawnPane, "RespawnPane::new(\"%1\")");
 impl Command for RespawnPane {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "respawn-pane"
-    }
+    const NAME: &'static str = "respawn-pane";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("respawn-pane")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         line.flag_if("-k", self.kill)?;
         self.spawn.write(line)
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 

@@ -282,12 +282,16 @@ impl Raw {
 impl Command for Raw {
     type Output = Vec<Bytes>;
 
+    /// A placeholder: the command is chosen at run time, and
+    /// [`Raw::name`](Command::name) says which one it is.
+    const NAME: &'static str = "raw";
+
     /// The full tmux name of the command, or `"raw"` when this library does
     /// not know it (or the prefix is ambiguous).
     fn name(&self) -> &'static str {
         match resolve(&self.command).as_slice() {
             [one] => one,
-            _ => "raw",
+            _ => Self::NAME,
         }
     }
 

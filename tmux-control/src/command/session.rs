@@ -38,7 +38,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct NewSession {
     name: Option<Vec<u8>>,
     window_name: Option<Vec<u8>>,
@@ -110,12 +109,10 @@ spawn_methods!(NewSession, "NewSession::new()");
 impl Command for NewSession {
     type Output = Created;
 
-    fn name(&self) -> &'static str {
-        "new-session"
-    }
+    const NAME: &'static str = "new-session";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("new-session")?
+        line.word(Self::NAME)?
             .word("-d")?
             .word("-P")?
             .flag_arg("-F", CREATED_FORMAT)?;
@@ -138,7 +135,7 @@ impl Command for NewSession {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Created> {
-        Created::parse(self.name(), reply)
+        Created::parse(Self::NAME, reply)
     }
 }
 
@@ -220,20 +217,18 @@ impl ListSessions {
 impl Command for ListSessions {
     type Output = Vec<SessionInfo>;
 
-    fn name(&self) -> &'static str {
-        "list-sessions"
-    }
+    const NAME: &'static str = "list-sessions";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         let format = SESSION_ROW.format();
-        line.word("list-sessions")?.flag_arg("-F", format)?;
+        line.word(Self::NAME)?.flag_arg("-F", format)?;
         Ok(())
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<SessionInfo>> {
-        let body = join_lines(&ok_body(self.name(), reply)?);
+        let body = join_lines(&ok_body(Self::NAME, reply)?);
         SESSION_ROW
-            .parse(self.name(), &body)?
+            .parse(Self::NAME, &body)?
             .iter()
             .map(|row| {
                 let group = unvis(row.text(1));
@@ -283,17 +278,15 @@ impl KillSession {
 impl Command for KillSession {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "kill-session"
-    }
+    const NAME: &'static str = "kill-session";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("kill-session")?;
+        line.word(Self::NAME)?;
         self.target.write(line)
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -331,12 +324,10 @@ impl RenameSession {
 impl Command for RenameSession {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "rename-session"
-    }
+    const NAME: &'static str = "rename-session";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("rename-session")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         line.end_of_flags()
             .arg(crate::command::escape_format(&self.name))?;
@@ -344,7 +335,7 @@ impl Command for RenameSession {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -386,12 +377,10 @@ impl HasSession {
 impl Command for HasSession {
     type Output = bool;
 
-    fn name(&self) -> &'static str {
-        "has-session"
-    }
+    const NAME: &'static str = "has-session";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("has-session")?;
+        line.word(Self::NAME)?;
         self.target.write(line)
     }
 

@@ -27,7 +27,11 @@ use crate::ids::{PaneId, SessionId, WindowId};
 /// assert_eq!(line.to_string(), "kill-window -t 'my session:2'");
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+///
+/// More kinds of target may be added (for example clients); a `match` on
+/// a `Target` outside this crate needs a wildcard arm.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Target {
     /// A session, `$N`.
     Session(SessionId),

@@ -34,7 +34,6 @@ use crate::version::Version;
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct NewWindow {
     target: Option<Target>,
     name: Option<Vec<u8>>,
@@ -92,12 +91,10 @@ spawn_methods!(NewWindow, "NewWindow::new()");
 impl Command for NewWindow {
     type Output = Created;
 
-    fn name(&self) -> &'static str {
-        "new-window"
-    }
+    const NAME: &'static str = "new-window";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("new-window")?
+        line.word(Self::NAME)?
             .word("-d")?
             .word("-P")?
             .flag_arg("-F", CREATED_FORMAT)?;
@@ -112,7 +109,7 @@ impl Command for NewWindow {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Created> {
-        Created::parse(self.name(), reply)
+        Created::parse(Self::NAME, reply)
     }
 }
 
@@ -226,12 +223,10 @@ impl ListWindows {
 impl Command for ListWindows {
     type Output = Vec<WindowInfo>;
 
-    fn name(&self) -> &'static str {
-        "list-windows"
-    }
+    const NAME: &'static str = "list-windows";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("list-windows")?;
+        line.word(Self::NAME)?;
         match &self.target {
             Some(t) => t.write(line)?,
             None => {
@@ -243,9 +238,9 @@ impl Command for ListWindows {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<Vec<WindowInfo>> {
-        let body = join_lines(&ok_body(self.name(), reply)?);
+        let body = join_lines(&ok_body(Self::NAME, reply)?);
         WINDOW_ROW
-            .parse(self.name(), &body)?
+            .parse(Self::NAME, &body)?
             .iter()
             .map(|row| {
                 Ok(WindowInfo {
@@ -298,17 +293,15 @@ impl KillWindow {
 impl Command for KillWindow {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "kill-window"
-    }
+    const NAME: &'static str = "kill-window";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("kill-window")?;
+        line.word(Self::NAME)?;
         self.target.write(line)
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -346,19 +339,17 @@ impl RenameWindow {
 impl Command for RenameWindow {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "rename-window"
-    }
+    const NAME: &'static str = "rename-window";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("rename-window")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         line.end_of_flags().arg(escape_format(&self.name))?;
         Ok(())
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -392,17 +383,15 @@ impl SelectWindow {
 impl Command for SelectWindow {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "select-window"
-    }
+    const NAME: &'static str = "select-window";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
-        line.word("select-window")?;
+        line.word(Self::NAME)?;
         self.target.write(line)
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 
@@ -510,9 +499,7 @@ impl ResizeWindow {
 impl Command for ResizeWindow {
     type Output = ();
 
-    fn name(&self) -> &'static str {
-        "resize-window"
-    }
+    const NAME: &'static str = "resize-window";
 
     fn encode(&self, line: &mut CommandLine) -> Result<()> {
         if self.width.is_none() && self.height.is_none() && self.fit.is_none() {
@@ -520,7 +507,7 @@ impl Command for ResizeWindow {
                 "resize-window needs a width, a height, smallest() or largest()".into(),
             ));
         }
-        line.word("resize-window")?;
+        line.word(Self::NAME)?;
         self.target.write(line)?;
         if let Some(w) = self.width {
             line.number("-x", w)?;
@@ -535,7 +522,7 @@ impl Command for ResizeWindow {
     }
 
     fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
-        unit(self.name(), reply)
+        unit(Self::NAME, reply)
     }
 }
 

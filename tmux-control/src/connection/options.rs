@@ -17,7 +17,6 @@ pub const DEFAULT_PANE_LOG: usize = 4 << 20;
 /// assert_eq!(opts.session_name(), "agents");
 /// ```
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct ConnectOptions {
     session: String,
     create: bool,

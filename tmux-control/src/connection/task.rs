@@ -12,7 +12,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::routing::Routes;
 use super::writer::write_loop;
 use super::{Event, Message, Shared, Transport};
-use crate::command::{Command, CommandLine, PaneOutput, RefreshClient};
+use crate::command::{Command, CommandLine, OutputSwitch, RefreshClient};
 use crate::error::{Closed, Error, Result};
 use crate::proto::{DecodeError, Decoder, Frame, FrameError, Notification, Reply};
 
@@ -285,7 +285,7 @@ impl ConnectionTask {
                 tracing::debug!(%pane, "tmux paused the pane's output (it fell behind); resuming it");
                 // Flow control: every pane's output is consumed as it
                 // arrives, so resume at once (the sink records the loss).
-                self.internal(RefreshClient::pane_output(*pane, PaneOutput::Continue));
+                self.internal(RefreshClient::pane_output(*pane, OutputSwitch::Continue));
             }
             Notification::Continue { pane } => {
                 tracing::debug!(%pane, "the pane's output continues");

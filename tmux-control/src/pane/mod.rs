@@ -77,7 +77,7 @@ impl PaneOutput {
             .await
         {
             Ok(rows) => rows,
-            Err(crate::error::Error::Command { message, .. }) if message.contains("can't find") => {
+            Err(e) if e.kind() == crate::error::ErrorKind::NotFound => {
                 self.log.end(PaneEnd::Gone);
                 return Ok(self.state());
             }

@@ -2,7 +2,7 @@
 //! tmux's `refresh-client -B` subscriptions (pushed, about once a second)
 //! and by layout and window notifications.
 
-use crate::command::{RefreshClient, Subscription};
+use crate::command::{RefreshClient, SubscriptionScope};
 use crate::ids::WindowId;
 
 /// What is known about a followed pane's state. Updated from tmux's
@@ -71,6 +71,6 @@ pub(super) const PREFIX: &[u8] = b"tmux-control-";
 pub(super) fn subscriptions() -> crate::error::Result<Vec<RefreshClient>> {
     STATE_SUBSCRIPTIONS
         .iter()
-        .map(|(name, format)| RefreshClient::subscribe(name, Subscription::AllPanes, format))
+        .map(|(name, format)| RefreshClient::subscribe(name, SubscriptionScope::AllPanes, format))
         .collect()
 }
