@@ -182,10 +182,12 @@ async fn a_refused_spawn_leaves_no_pane_and_missing_targets_do_not_resolve() {
 
         for missing in ["%9999", "@9999", "$9999", "=no-such-session:"] {
             match tmux.resolve(missing).await {
-                Err(tmux_control::Error::Command { message, .. }) => {
-                    assert!(!message.is_empty(), "{missing}")
-                }
-                other => panic!("{missing}: expected a command error, got {other:?}"),
+                Err(e) => assert_eq!(
+                    e.kind(),
+                    tmux_control::ErrorKind::NotFound,
+                    "{missing}: {e}"
+                ),
+                Ok(found) => panic!("{missing} resolved to {found:?}"),
             }
         }
     })

@@ -285,13 +285,13 @@ impl Conn {
         self.tmux
             .resolve(normalized)
             .await
-            .map_err(|e| match e {
-                tmux_control::Error::Command { message, .. } => ToolError::new(
+            .map_err(|e| match e.kind() {
+                tmux_control::ErrorKind::NotFound => ToolError::new(
                     what,
-                    format!("{target:?} does not exist on this tmux server (tmux says {message})"),
+                    format!("{target:?} does not exist on this tmux server ({e})"),
                     "Call list_terminals and use an id from it (%N pane, @N window, $N session) or an exact session name",
                 ),
-                other => ToolError::tmux(what, &other),
+                _ => ToolError::tmux(what, &e),
             })
     }
 

@@ -34,8 +34,9 @@ impl Tmux {
     /// Resolves `target` the way tmux resolves `-t`: a pane, window or
     /// session id, or a name (`=name` for an exact session name,
     /// `session:window.pane`). A target that does not exist fails with
-    /// [`Error::Command`], on every tmux version (3.3a answers such a query
-    /// with empty fields, which is reported the same way).
+    /// an error of kind [`ErrorKind::NotFound`](crate::ErrorKind::NotFound),
+    /// on every tmux version (3.3a answers such a query with empty fields,
+    /// which is reported the same way).
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -48,7 +49,8 @@ impl Tmux {
     /// let found = tmux.resolve("=work:").await?;
     /// assert_eq!((found.session, found.pane), (created.session, created.pane));
     /// assert_eq!(found.session_name, "work");
-    /// assert!(tmux.resolve("=no-such-session:").await.is_err());
+    /// let missing = tmux.resolve("=no-such-session:").await.unwrap_err();
+    /// assert_eq!(missing.kind(), tmux_control::ErrorKind::NotFound);
     /// # Ok(()) }
     /// ```
     pub async fn resolve(&self, target: impl Into<Target>) -> Result<Resolved> {
@@ -87,7 +89,14 @@ impl Tmux {
             // exist, where later versions fail the command.
             _ if first.trim().is_empty() => Err(Error::Command {
                 command: "display-message".into(),
-                message: format!("can't find target {target}"),
+                message: format!(
+                    "can't find {}: {target}",
+                    match target {
+                        Target::Pane(_) => "pane",
+                        Target::Window(_) => "window",
+                        _ => "session",
+                    }
+                ),
             }),
             _ => Err(Error::UnexpectedReply {
                 command: "display-message".into(),

@@ -417,6 +417,10 @@ fn start_command(shown: &[u8]) -> String {
 /// The prefix [`linger`] adds.
 const LINGER: &str = "trap 'sleep 0.25' EXIT; ";
 
+/// The name tmux shows for a pane running a [`linger`]ed command until the
+/// command runs (the first word of the line).
+pub(crate) const LINGER_WORD: &str = "trap";
+
 /// A start command without the prefix [`linger`] added.
 fn unlinger(command: &str) -> &str {
     command.strip_prefix(LINGER).unwrap_or(command)
