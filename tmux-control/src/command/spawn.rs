@@ -107,3 +107,14 @@ impl NewPane {
         respawn
     }
 }
+
+impl RespawnPane {
+    /// Puts `prefix` before the command, when one is given.
+    pub(crate) fn prefix_command(&mut self, prefix: &str) {
+        if let Some(command) = &mut self.spawn.command {
+            let mut wrapped = prefix.as_bytes().to_vec();
+            wrapped.extend_from_slice(command);
+            *command = wrapped;
+        }
+    }
+}

@@ -10,7 +10,10 @@
 //! `respawn-pane` without a command runs it again.
 
 use super::PaneOutput;
-use crate::command::{KillPane, NewPane, NewPaneKind, OptionScope, SetOption, ShowOption};
+use crate::command::{
+    DisplayMessage, KillPane, NewPane, NewPaneKind, OptionScope, RespawnPane, SetOption,
+    ShowOption, unvis,
+};
 use crate::connection::Tmux;
 use crate::error::Result;
 use crate::ids::{PaneId, SessionId, WindowId};
@@ -18,6 +21,25 @@ use crate::ids::{PaneId, SessionId, WindowId};
 /// What the pane runs until the program replaces it: nothing visible,
 /// and it never exits on its own.
 const PLACEHOLDER: &str = "exec sleep 2147483647";
+
+/// Put before a program's command line on tmux versions that lose the
+/// output a program writes just before it exits: the shell lingers a
+/// moment after the command, so its last output reaches the connection.
+const LINGER: &str = "trap 'sleep 0.25' EXIT; ";
+
+/// The shells that understand [`LINGER`].
+const POSIX_SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash"];
+
+/// Whether `name` (a command name or path, `-bash` for a login shell) is a
+/// POSIX shell.
+fn is_posix_shell(name: &str) -> bool {
+    let base = name
+        .rsplit('/')
+        .next()
+        .unwrap_or(name)
+        .trim_start_matches('-');
+    POSIX_SHELLS.contains(&base)
+}
 
 /// A pane started by [`Tmux::spawn`].
 #[derive(Debug, Clone)]
@@ -83,17 +105,92 @@ impl Tmux {
 
     async fn start_followed(&self, what: &NewPane, pane: PaneId) -> Result<(PaneOutput, u64)> {
         let output = self.follow(pane).await?;
-        let program = match what.program() {
-            Some(program) => program.to_vec(),
-            None => self.default_program().await?,
+        let mut respawn = match what.program() {
+            Some(program) => what.respawn(pane, program),
+            None => what.respawn(pane, &self.default_program().await?),
         };
+        self.linger(&mut respawn).await?;
         if what.remain_on_exit {
             self.run(SetOption::new(OptionScope::Pane, "remain-on-exit", "on").target(pane))
                 .await?;
         }
         let start = output.end_offset();
-        self.run(what.respawn(pane, &program)).await?;
+        self.run(respawn).await?;
         Ok((output, start))
+    }
+
+    /// Respawns a pane (`respawn-pane`), with the same care for its last
+    /// output as [`Tmux::spawn`]: on tmux versions that lose what a program
+    /// writes just before it exits, a given command runs in a shell that
+    /// lingers a moment after it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::command::{NewPane, NewWindow, RespawnPane};
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let what = NewPane::from(NewWindow::new().command("exit 1")).remain_on_exit();
+    /// let started = tmux.spawn(what).await?;
+    /// started.output.wait_exit(std::time::Duration::from_secs(10)).await?;
+    /// tmux.respawn(RespawnPane::new(started.pane).command("exec sleep 60")).await?;
+    /// assert!(!started.output.refresh_state().await?.dead);
+    /// # Ok(()) }
+    /// ```
+    pub async fn respawn(&self, mut command: RespawnPane) -> Result<()> {
+        self.linger(&mut command).await?;
+        self.run(command).await
+    }
+
+    /// The command a pane was started with, as it was given: tmux's quoted
+    /// and escaped `#{pane_start_command}` decoded, and without what
+    /// [`Tmux::spawn`] put around it.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let started = tmux.spawn(NewWindow::new().command("echo \"it's\" $HOME; exec sleep 60")).await?;
+    /// assert_eq!(tmux.start_command(started.pane).await?, "echo \"it's\" $HOME; exec sleep 60");
+    /// # Ok(()) }
+    /// ```
+    pub async fn start_command(&self, pane: PaneId) -> Result<String> {
+        let shown = self
+            .run(DisplayMessage::format("#{pane_start_command}").target(pane))
+            .await?;
+        let shown = shown.trim_ascii();
+        let inner = match shown {
+            [b'"', inner @ .., b'"'] | [b'\'', inner @ .., b'\''] => inner,
+            other => other,
+        };
+        let command = String::from_utf8_lossy(&unvis(inner)).into_owned();
+        Ok(match command.strip_prefix(LINGER) {
+            Some(given) => given.to_owned(),
+            None => command,
+        })
+    }
+
+    /// Wraps the command in [`LINGER`] where tmux needs it and the shell
+    /// understands it.
+    async fn linger(&self, command: &mut RespawnPane) -> Result<()> {
+        if !self.version().drops_output_at_exit() {
+            return Ok(());
+        }
+        let shell = self
+            .run(ShowOption::new(OptionScope::Session, "default-shell").global())
+            .await?;
+        if shell
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .is_some_and(is_posix_shell)
+        {
+            command.prefix_command(LINGER);
+        }
+        Ok(())
     }
 
     /// What tmux runs in a new pane without a command: `default-command`,

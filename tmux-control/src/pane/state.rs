@@ -51,6 +51,27 @@ pub struct PaneExit {
     pub gone: bool,
 }
 
+/// The names tmux shows as a pane's current command while its program
+/// starts: the forked server process before it execs, and the first word
+/// of the line [`Tmux::spawn`](crate::Tmux::spawn) runs on tmux 3.3a
+/// (`trap …`) until the child has taken the terminal.
+const START_UP_NAMES: &[&str] = &["tmux", "trap"];
+
+impl PaneState {
+    /// Whether `command`, a pane's current command as tmux names it
+    /// (`#{pane_current_command}`), is one tmux shows only while a pane's
+    /// program is starting, so that the real one is still to come.
+    ///
+    /// ```
+    /// use tmux_control::PaneState;
+    /// assert!(PaneState::is_start_up_name("tmux"));
+    /// assert!(!PaneState::is_start_up_name("bash"));
+    /// ```
+    pub fn is_start_up_name(command: &str) -> bool {
+        START_UP_NAMES.contains(&command)
+    }
+}
+
 /// Names of the subscriptions that keep followed panes' state fresh, and
 /// the format each one watches (one field each, so no separator is needed).
 const STATE_SUBSCRIPTIONS: &[(&str, &str)] = &[

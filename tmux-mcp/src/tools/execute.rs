@@ -9,13 +9,12 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{
-    DisplayMessage, Key, NewPane, NewSession, NewWindow, OptionScope, RespawnPane, SendKeys,
-    SetEnvironment, SetOption, ShowOption, Size, SplitWindow, unvis,
+    Key, NewPane, NewSession, NewWindow, OptionScope, RespawnPane, SendKeys, SetEnvironment,
+    SetOption, ShowOption, Size, SplitWindow,
 };
 use tmux_control::{PaneOutput, Pattern};
 
 use crate::backend::{Conn, check_session_name, check_window_name};
-use crate::markers::is_posix_shell;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, type_text};
@@ -403,41 +402,6 @@ impl Summary for SetEnvironmentResult {
     }
 }
 
-/// A `#{pane_start_command}` as the shell command line it is: tmux shows
-/// the command as one quoted, vis-escaped word.
-fn start_command(shown: &[u8]) -> String {
-    let shown = shown.trim_ascii();
-    let inner = match shown {
-        [b'"', inner @ .., b'"'] | [b'\'', inner @ .., b'\''] => inner,
-        other => other,
-    };
-    String::from_utf8_lossy(&unvis(inner)).into_owned()
-}
-
-/// The prefix [`linger`] adds.
-const LINGER: &str = "trap 'sleep 0.25' EXIT; ";
-
-/// The name tmux shows for a pane running a [`linger`]ed command until the
-/// command runs (the first word of the line).
-pub(crate) const LINGER_WORD: &str = "trap";
-
-/// A start command without the prefix [`linger`] added.
-fn unlinger(command: &str) -> &str {
-    command.strip_prefix(LINGER).unwrap_or(command)
-}
-
-/// `command` for a pane whose default shell is `shell`: with a short EXIT
-/// trap when that shell is POSIX. tmux 3.3a drops output that a pane's
-/// process writes just before it exits (the control client's pending
-/// output is discarded with the dead pane); the trap lets it reach us first.
-fn linger(shell: &str, command: &str) -> String {
-    if is_posix_shell(shell) {
-        format!("{LINGER}{command}")
-    } else {
-        command.to_owned()
-    }
-}
-
 /// Waits (at most two seconds) for the first visible output after
 /// `from`, then for the output to pause briefly.
 async fn any_output(po: &PaneOutput, pattern: Pattern, from: u64) -> bool {
@@ -576,12 +540,7 @@ impl TmuxMcp {
         let command = args.command.clone().filter(|c| !c.trim().is_empty());
         let conn = self.conn().await?;
         let err = |e: tmux_control::Error| ToolError::tmux(what, &e);
-        // tmux 3.3a drops output that a pane's process writes just before it
-        // exits; the trap keeps the process a moment (POSIX shells only).
-        let program = match &command {
-            Some(c) => Some(linger(&self.default_shell(&conn).await, c)),
-            None => None,
-        };
+        let program = command.clone();
         let env: Vec<(String, String)> = args.env.clone().unwrap_or_default().into_iter().collect();
         let new_pane: NewPane = match args.kind {
             TerminalKind::Session => {
@@ -695,21 +654,6 @@ impl TmuxMcp {
             command,
             cursor: spawned.start,
         }))
-    }
-
-    /// The server's `default-shell` (which runs every pane command).
-    async fn default_shell(&self, conn: &Conn) -> String {
-        let show = ShowOption::new(OptionScope::Session, "default-shell").global();
-        match conn.tmux.run(show).await {
-            Ok(Some(v)) => v
-                .as_str()
-                .map(str::trim)
-                .filter(|s| !s.is_empty())
-                .map(str::to_owned),
-            _ => None,
-        }
-        .or_else(|| std::env::var("SHELL").ok())
-        .unwrap_or_else(|| "/bin/sh".to_owned())
     }
 
     /// The checks shared by the tools that type or paste text: the target
@@ -862,10 +806,6 @@ impl TmuxMcp {
         let given = args.command.clone().filter(|c| !c.trim().is_empty());
         // Without a command tmux runs the pane's start command again: for a
         // terminal tmux-mcp created, the program it was created with.
-        let program = match &given {
-            Some(c) => Some(linger(&self.default_shell(&conn).await, c)),
-            None => None,
-        };
         let mut cmd = RespawnPane::new(r.pane);
         if args.kill.unwrap_or(true) {
             cmd = cmd.kill();
@@ -876,12 +816,12 @@ impl TmuxMcp {
         for (k, v) in args.env.clone().unwrap_or_default() {
             cmd = cmd.env(k, v);
         }
-        if let Some(p) = &program {
+        if let Some(p) = &given {
             cmd = cmd.command(p);
         }
         let cursor = po.end_offset();
         conn.tmux
-            .run(cmd)
+            .respawn(cmd)
             .await
             .map_err(|e| ToolError::tmux(what.clone(), &e))?;
         // The followed state says "dead" until tmux's next state report
@@ -896,10 +836,9 @@ impl TmuxMcp {
             Some(c) => Some(c),
             None => conn
                 .tmux
-                .run(DisplayMessage::format("#{pane_start_command}").target(r.pane))
+                .start_command(r.pane)
                 .await
                 .ok()
-                .map(|c| unlinger(&start_command(&c)).to_owned())
                 .filter(|c| !c.is_empty()),
         };
         Ok(Json(RespawnResult {

@@ -10,25 +10,18 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::{PaneChunk, PaneExit, PaneOutput, WaitError};
+use tmux_control::{PaneChunk, PaneExit, PaneOutput, PaneState, WaitError};
 
 use crate::backend::Conn;
 use crate::markers::{Finished, RunState, Scanner, is_posix_shell, nonce, wrapper_line};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::tools::execute::LINGER_WORD;
 use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
 
 /// The longest `run` waits for a just-started pane's program to show as
 /// its foreground command (a true timer: a deadline).
 const STARTING: Duration = Duration::from_secs(3);
 
-/// Whether `command` (a `pane_current_command`) is what tmux shows while a
-/// pane's program starts: the forked tmux server process before it execs,
-/// or the first word of tmux-mcp's own wrapper of the command line.
-fn still_starting(command: &str) -> bool {
-    command == "tmux" || command == LINGER_WORD
-}
 use crate::wait::{CallCtx, Waited};
 
 // ---------------------------------------------------------------- run
@@ -228,16 +221,19 @@ impl TmuxMcp {
         }
         let po = conn.follow(r.pane).await?;
         let mut row = conn.pane_row(r.pane).await?;
-        if still_starting(&row.current_command) {
-            // A pane whose program is still starting: tmux names the forked
-            // tmux child, or the first word of the command line, until the
-            // program runs. Wait for tmux's next report of the foreground
+        if PaneState::is_start_up_name(&row.current_command) {
+            // A pane whose program is still starting (tmux shows a start-up
+            // name until the program runs). Wait for tmux's next report of the foreground
             // command (pushed, about once a second), at most STARTING.
             let mut changes = po.state_changes();
             let settled = async {
                 let mut state = po.state();
                 loop {
-                    if state.current_command.as_deref().is_some_and(|c| !still_starting(c)) {
+                    if state
+                        .current_command
+                        .as_deref()
+                        .is_some_and(|c| !PaneState::is_start_up_name(c))
+                    {
                         return;
                     }
                     match changes.next().await {
