@@ -48,6 +48,21 @@ macro_rules! tmux_id {
             }
         }
 
+        #[cfg(feature = "serde")]
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_str(self)
+            }
+        }
+
+        #[cfg(feature = "serde")]
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                text.parse().map_err(serde::de::Error::custom)
+            }
+        }
+
         impl FromStr for $name {
             type Err = ParseIdError;
 
@@ -131,5 +146,26 @@ mod tests {
         assert_eq!(PaneId::from_bytes(b"@1"), None);
         let err = "x".parse::<WindowId>().unwrap_err();
         assert!(err.to_string().contains("window"), "{err}");
+    }
+}
+
+#[cfg(all(test, feature = "serde"))]
+#[allow(clippy::unwrap_used)]
+mod serde_tests {
+    use super::*;
+
+    #[test]
+    fn ids_travel_as_tmux_writes_them() {
+        assert_eq!(serde_json::to_string(&PaneId(3)).unwrap(), r#""%3""#);
+        assert_eq!(
+            serde_json::from_str::<WindowId>(r#""@12""#).unwrap(),
+            WindowId(12)
+        );
+        assert_eq!(
+            serde_json::from_str::<SessionId>(r#""$0""#).unwrap(),
+            SessionId(0)
+        );
+        let e = serde_json::from_str::<PaneId>(r#""@1""#).unwrap_err();
+        assert!(e.to_string().contains("pane"), "{e}");
     }
 }

@@ -379,6 +379,7 @@ impl Command for DeleteBuffer {
 /// assert_eq!(buffers[0].size, 5);
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct BufferInfo {

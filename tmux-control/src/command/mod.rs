@@ -247,6 +247,7 @@ fn unexpected(command: &str, detail: impl Into<String>) -> Error {
 /// assert_eq!(created, Created { session: SessionId(0), window: WindowId(3), pane: PaneId(5) });
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Created {
     /// The session the new window or pane belongs to.

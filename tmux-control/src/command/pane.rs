@@ -181,6 +181,7 @@ impl Command for SplitWindow {
 /// assert_eq!(panes[0].dead_status, None);
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PaneInfo {

@@ -155,6 +155,7 @@ impl Command for NewSession {
 /// assert_eq!(sessions[0].group, None);
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SessionInfo {

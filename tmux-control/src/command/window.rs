@@ -129,6 +129,7 @@ impl Command for NewWindow {
 /// assert!(windows[0].active);
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct WindowInfo {

@@ -8,6 +8,7 @@ use crate::ids::{PaneId, SessionId, WindowId};
 
 /// Where a target points: the pane tmux picks for it (a session's or
 /// window's active pane), and its window and session.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Resolved {

@@ -14,6 +14,7 @@ use crate::ids::WindowId;
 /// let s = PaneState::default();
 /// assert!(!s.dead && s.exit_status.is_none());
 /// ```
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PaneState {
@@ -40,6 +41,7 @@ pub struct PaneState {
 }
 
 /// How a pane's program ended.
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PaneExit {
@@ -94,4 +96,25 @@ pub(super) fn subscriptions() -> crate::error::Result<Vec<RefreshClient>> {
         .iter()
         .map(|(name, format)| RefreshClient::subscribe(name, SubscriptionScope::AllPanes, format))
         .collect()
+}
+
+#[cfg(all(test, feature = "serde"))]
+#[allow(clippy::unwrap_used)]
+mod serde_tests {
+    use super::*;
+
+    #[test]
+    fn pane_state_round_trips_through_json() {
+        let state = PaneState {
+            dead: true,
+            exit_status: Some(3),
+            current_command: Some("make".into()),
+            window: Some(WindowId(2)),
+            ..PaneState::default()
+        };
+        let json = serde_json::to_value(&state).unwrap();
+        assert_eq!(json["window"], "@2");
+        assert_eq!(json["exit_status"], 3);
+        assert_eq!(serde_json::from_value::<PaneState>(json).unwrap(), state);
+    }
 }
