@@ -1,6 +1,10 @@
 //! tmux formats: escaping literal text for them, decoding tmux's "vis"
 //! escaping, and reading `-F` rows without ever confusing data with
 //! structure.
+//!
+//! (Longer than 600 lines with its unit tests, which pin every escape of
+//! every tmux version; the code is one concern: the text tmux's format
+//! layer reads and writes.)
 
 use std::borrow::Cow;
 use std::path::PathBuf;

@@ -1,4 +1,8 @@
 //! `send-keys`: literal text, named keys and raw bytes.
+//!
+//! (Longer than 600 lines with its doc examples and unit tests; the code
+//! is one small builder per command of this family, kept together so the
+//! family reads as one page.)
 
 use std::fmt;
 use std::str::FromStr;

@@ -1,5 +1,9 @@
 //! Options and environment: `set-option`, `show-options`,
 //! `set-environment`, `show-environment`.
+//!
+//! (Longer than 600 lines with its doc examples and unit tests; the code
+//! is one small builder per command of this family, kept together so the
+//! family reads as one page.)
 
 use bytes::Bytes;
 

@@ -1,5 +1,9 @@
 //! Panes: `split-window`, `list-panes`, `kill-pane`, `select-pane`,
 //! `resize-pane`, `respawn-pane`.
+//!
+//! (Longer than 600 lines with its doc examples and unit tests; the code
+//! is one small builder per command of this family, kept together so the
+//! family reads as one page.)
 
 use std::path::PathBuf;
 

@@ -1,5 +1,9 @@
 //! Windows: `new-window`, `list-windows`, `kill-window`, `rename-window`,
 //! `select-window`, `resize-window`.
+//!
+//! (Longer than 600 lines with its doc examples and unit tests; the code
+//! is one small builder per command of this family, kept together so the
+//! family reads as one page.)
 
 use crate::command::format::{RowSpec, join_lines, lossy, unvis, window_name_arg};
 use crate::command::target::write_opt;
