@@ -109,8 +109,8 @@ pub use connection::{
 pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
-    Expect, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,
-    PaneStream, Pattern, Resolved, Screen, Spawned, WaitError,
+    Expect, Mark, MarkScanner, Marks, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
+    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, ShellMark, Spawned, WaitError,
 };
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
 pub use text::PlainText;

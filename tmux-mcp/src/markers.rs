@@ -20,9 +20,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use regex::bytes::Regex;
 use sha2::{Digest as _, Sha256};
-use tmux_control::PaneId;
+use tmux_control::{MarkScanner, PaneId, ShellMark};
 
 /// Shells whose syntax the wrapper line is written in.
 pub const POSIX_SHELLS: &[&str] = &[
@@ -60,37 +59,25 @@ pub struct Finished {
 }
 
 /// Finds the two markers of one run in the output stream, across chunk
-/// boundaries, keeping only a short tail of bytes between chunks.
+/// boundaries: the library's [`MarkScanner`] finds the OSC 133 marks, and
+/// this keeps the two that carry the run's nonce.
 #[derive(Debug, Clone)]
 pub struct Scanner {
     nonce: String,
-    start: Regex,
-    end: Regex,
-    /// Bytes not yet known to be free of a marker's beginning.
-    window: Vec<u8>,
-    /// Offset of `window[0]`.
-    window_at: u64,
+    marks: MarkScanner,
     /// Offset just after the start marker, once seen.
     output_start: Option<u64>,
 }
 
-/// The most bytes a marker takes (with a three-digit status).
-const MARKER_MAX: usize = 64;
-
 impl Scanner {
     /// A scanner for `nonce` (hex digits), starting at offset `from`.
-    pub fn new(nonce: &str, from: u64) -> Result<Self, regex::Error> {
+    pub fn new(nonce: &str, from: u64) -> Result<Self, String> {
         if nonce.is_empty() || !nonce.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(regex::Error::Syntax(format!("nonce {nonce:?} is not hex")));
+            return Err(format!("nonce {nonce:?} is not hex"));
         }
         Ok(Self {
             nonce: nonce.to_owned(),
-            start: Regex::new(&format!(r"\x1b\]133;C;{nonce}(?:\x07|\x1b\\)"))?,
-            end: Regex::new(&format!(
-                r"\x1b\]133;D;([0-9]{{1,3}});{nonce}(?:\x07|\x1b\\)"
-            ))?,
-            window: Vec::new(),
-            window_at: from,
+            marks: MarkScanner::new(from),
             output_start: None,
         })
     }
@@ -106,60 +93,42 @@ impl Scanner {
     }
 
     /// Where scanning should resume after this scanner is stored: the
-    /// start of the retained tail (re-read from the log on resume).
+    /// start of an unfinished mark (re-read from the log on resume).
     pub fn resume_offset(&self) -> u64 {
-        self.window_at
+        self.marks.resume_offset()
     }
 
-    /// Forgets the retained tail and continues at `offset` (bytes were
+    /// Forgets any unfinished mark and continues at `offset` (bytes were
     /// missed, or a stored scanner resumes from the log).
     pub fn restart_at(&mut self, offset: u64) {
-        self.window.clear();
-        self.window_at = offset;
+        self.marks = MarkScanner::new(offset);
     }
 
     /// Feeds bytes that start at `offset`. Returns the result once the end
     /// marker is seen.
     pub fn feed(&mut self, offset: u64, data: &[u8]) -> Option<Finished> {
-        if offset != self.window_at + self.window.len() as u64 {
-            self.restart_at(offset);
-        }
-        self.window.extend_from_slice(data);
-        if self.output_start.is_none() {
-            if let Some(m) = self.start.find(&self.window) {
-                let after = self.window_at + m.end() as u64;
-                self.output_start = Some(after);
-                self.window.drain(..m.end());
-                self.window_at = after;
-            } else {
-                self.keep_tail();
-                return None;
+        for mark in self.marks.feed(offset, data) {
+            let ours = |params: &[String]| params.first().is_some_and(|p| *p == self.nonce);
+            match mark.mark {
+                ShellMark::CommandStart { params }
+                    if ours(&params) && self.output_start.is_none() =>
+                {
+                    self.output_start = Some(mark.end);
+                }
+                ShellMark::CommandEnd { status, params } if ours(&params) => {
+                    if let Some(output_start) = self.output_start {
+                        return Some(Finished {
+                            output_start,
+                            output_end: mark.start,
+                            marker_end: mark.end,
+                            status: status.unwrap_or(-1),
+                        });
+                    }
+                }
+                _ => {}
             }
         }
-        if let Some(caps) = self.end.captures(&self.window)
-            && let (Some(whole), Some(status)) = (caps.get(0), caps.get(1))
-        {
-            let status = std::str::from_utf8(status.as_bytes())
-                .ok()
-                .and_then(|s| s.parse().ok())
-                .unwrap_or(-1);
-            return Some(Finished {
-                output_start: self.output_start.unwrap_or(self.window_at),
-                output_end: self.window_at + whole.start() as u64,
-                marker_end: self.window_at + whole.end() as u64,
-                status,
-            });
-        }
-        self.keep_tail();
         None
-    }
-
-    fn keep_tail(&mut self) {
-        if self.window.len() > MARKER_MAX {
-            let cut = self.window.len() - MARKER_MAX;
-            self.window.drain(..cut);
-            self.window_at += cut as u64;
-        }
     }
 }
 

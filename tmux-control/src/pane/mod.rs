@@ -18,6 +18,7 @@
 mod expect;
 mod follow;
 mod log;
+mod marks;
 mod resolve;
 mod screen;
 mod spawn;
@@ -37,6 +38,7 @@ use tokio_stream::wrappers::WatchStream;
 
 pub use expect::{Expect, Match, Pattern, WaitError};
 pub use log::{PaneChunk, PaneEnd};
+pub use marks::{Mark, MarkScanner, Marks, ShellMark};
 pub use resolve::Resolved;
 pub use screen::Screen;
 pub use spawn::Spawned;
@@ -162,6 +164,27 @@ impl PaneOutput {
     /// are reported as [`PaneChunk::Missed`]).
     pub fn stream_from(&self, from: u64) -> PaneStream {
         PaneStream::new(self.log.clone(), from)
+    }
+
+    /// The shell integration marks (OSC 133 and OSC 7) in the output from
+    /// offset `from` on, as they arrive.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{IsolatedServer, ShellMark, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let started = tmux
+    ///     .spawn(NewWindow::new().command(r"printf '\033]133;D;7\007'; exec sleep 60"))
+    ///     .await?;
+    /// let mark = started.output.marks_from(started.start).next().await.expect("a mark");
+    /// assert_eq!(mark.mark, ShellMark::CommandEnd { status: Some(7), params: vec![] });
+    /// # Ok(()) }
+    /// ```
+    pub fn marks_from(&self, from: u64) -> Marks {
+        Marks::new(self.stream_from(from))
     }
 
     /// Starts waiting for `pattern` in the output that arrives from now on.
