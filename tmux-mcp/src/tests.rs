@@ -1,10 +1,11 @@
-//! Handler-level tests: tool implementations called directly, without MCP,
+//! Handler-level tests: the tool methods called directly, without MCP,
 //! against a real tmux server on a private socket (the library's
 //! `IsolatedServer`, killed and removed when each test ends).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;
 
+use rmcp::handler::server::wrapper::Parameters;
 use tmux_control::IsolatedServer;
 use tmux_control::command::Raw;
 
@@ -20,7 +21,7 @@ use crate::tools::inspect::{
 };
 use crate::tools::manage::{RenameArgs, RenameWhat};
 use crate::tools::run::{RunArgs, RunResult, RunStatus};
-use crate::tools::teardown::KillArgs;
+use crate::tools::teardown::{KillArgs, KillServerArgs};
 use crate::tools::waits::{WaitForExitArgs, WaitForIdleArgs, WaitForOutputArgs};
 use crate::toolsets::{TOOLS, ToolSelection, Toolset, toolset_of};
 use crate::wait::CallCtx;
@@ -56,26 +57,26 @@ fn ok<T>(r: Result<Json<T>, ToolError>) -> T {
 async fn shell(f: &Fixture, name: &str) -> String {
     let created = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             name: Some(name.into()),
             command: Some("exec sh".into()),
             env: Some([("PS1".to_owned(), "$ ".to_owned())].into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     // Wait for the first prompt, so that typed text is not echoed ahead of it.
     let prompt = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: created.pane.clone(),
                 pattern: "[#$] $".into(),
                 literal: false,
                 ignore_case: false,
                 cursor: Some(0),
                 timeout_secs: Some(10.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert!(prompt.matched, "{prompt:?}");
@@ -84,14 +85,14 @@ async fn shell(f: &Fixture, name: &str) -> String {
 
 async fn run(f: &Fixture, pane: &str, command: &str) -> RunResult {
     ok(f.mcp
-        .run_impl(
-            RunArgs {
+        .run(
+            Parameters(RunArgs {
                 target: Some(pane.into()),
                 command: Some(command.into()),
                 timeout_secs: Some(20.0),
                 ..RunArgs::default()
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await)
 }
@@ -189,57 +190,57 @@ async fn create_run_and_read() {
     // Read the log from the run's output cursor.
     let read = ok(f
         .mcp
-        .read_output_impl(ReadOutputArgs {
+        .read_output(Parameters(ReadOutputArgs {
             target: pane.clone(),
             cursor: r.output_cursor,
             last_lines: None,
             raw: false,
             max_bytes: None,
-        })
+        }))
         .await);
     assert!(read.text.starts_with("a\tb\nline1\nline2\n"), "{read:?}");
     let scroll = ok(f
         .mcp
-        .read_output_impl(ReadOutputArgs {
+        .read_output(Parameters(ReadOutputArgs {
             target: pane.clone(),
             cursor: None,
             last_lines: Some(3),
             raw: false,
             max_bytes: None,
-        })
+        }))
         .await);
     assert!(scroll.text.contains("line2"), "{scroll:?}");
     // Search finds lines with numbers capture_screen understands.
     let found = ok(f
         .mcp
-        .search_output_impl(SearchOutputArgs {
+        .search_output(Parameters(SearchOutputArgs {
             target: pane.clone(),
             pattern: "^line[0-9]$".into(),
             literal: false,
             ignore_case: false,
             context_lines: Some(1),
             max_matches: None,
-        })
+        }))
         .await);
     assert_eq!(found.total_matches, 2, "{found:?}");
     let line = found.matches[1].line;
     let cap = ok(f
         .mcp
-        .capture_screen_impl(CaptureScreenArgs {
+        .capture_screen(Parameters(CaptureScreenArgs {
             target: pane.clone(),
             start: Some(line),
             end: Some(line),
             whole_history: false,
             escapes: false,
             max_bytes: None,
-        })
+        }))
         .await);
     assert_eq!(cap.text, "line2");
     let info = ok(f
         .mcp
-        .pane_info_impl(PaneInfoArgs {
+        .pane_info(Parameters(PaneInfoArgs {
             target: pane.clone(),
-        })
+        }))
         .await);
     assert_eq!(info.command, "sh");
     assert_eq!(info.session_name, "work");
@@ -255,20 +256,20 @@ async fn nothing_printed_before_following_is_lost() {
     let f = fixture();
     let created = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             command: Some("printf 'first line\\n'; exit 7".into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     assert_eq!(created.cursor, 0);
     let exit = ok(f
         .mcp
-        .wait_for_exit_impl(
-            WaitForExitArgs {
+        .wait_for_exit(
+            Parameters(WaitForExitArgs {
                 target: created.pane.clone(),
                 timeout_secs: Some(10.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(
@@ -278,28 +279,28 @@ async fn nothing_printed_before_following_is_lost() {
     );
     let read = ok(f
         .mcp
-        .read_output_impl(ReadOutputArgs {
+        .read_output(Parameters(ReadOutputArgs {
             target: created.pane.clone(),
             cursor: Some(0),
             last_lines: None,
             raw: false,
             max_bytes: None,
-        })
+        }))
         .await);
     assert_eq!(read.text, "first line\n");
     // A wait without a cursor on a new terminal looks from its first byte.
     let w = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: created.pane,
                 pattern: "first".into(),
                 literal: true,
                 ignore_case: false,
                 cursor: None,
                 timeout_secs: Some(5.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(w.status, WaitStatus::Matched, "{w:?}");
@@ -311,40 +312,40 @@ async fn long_runs_resume_and_waits_time_out_with_a_cursor() {
     let pane = shell(&f, "slow").await;
     let first = ok(f
         .mcp
-        .run_impl(
-            RunArgs {
+        .run(
+            Parameters(RunArgs {
                 target: Some(pane.clone()),
                 command: Some("echo start; sleep 2; echo end".into()),
                 timeout_secs: Some(0.5),
                 ..RunArgs::default()
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(first.status, RunStatus::Running, "{first:?}");
     // A second command is refused while the first runs.
     let busy = f
         .mcp
-        .run_impl(
-            RunArgs {
+        .run(
+            Parameters(RunArgs {
                 target: Some(pane.clone()),
                 command: Some("true".into()),
                 ..RunArgs::default()
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await
         .unwrap_err();
     assert!(busy.why.contains(&first.run_id), "{busy}");
     let done = ok(f
         .mcp
-        .run_impl(
-            RunArgs {
+        .run(
+            Parameters(RunArgs {
                 run_id: Some(first.run_id.clone()),
                 timeout_secs: Some(10.0),
                 ..RunArgs::default()
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(done.status, RunStatus::Completed, "{done:?}");
@@ -353,51 +354,51 @@ async fn long_runs_resume_and_waits_time_out_with_a_cursor() {
     // output that arrives in between.
     let w = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: pane.clone(),
                 pattern: "never-printed".into(),
                 literal: true,
                 ignore_case: false,
                 cursor: Some(done.cursor),
                 timeout_secs: Some(0.2),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(w.status, WaitStatus::Timeout);
     ok(f.mcp
-        .send_text_impl(SendTextArgs {
+        .send_text(Parameters(SendTextArgs {
             target: pane.clone(),
             text: "echo ma''rker".into(),
             enter: true,
             force: false,
-        })
+        }))
         .await);
     let w = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: pane.clone(),
                 pattern: "^marker$".into(),
                 literal: false,
                 ignore_case: false,
                 cursor: Some(w.cursor),
                 timeout_secs: Some(5.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(w.status, WaitStatus::Matched, "{w:?}");
     let idle = ok(f
         .mcp
-        .wait_for_idle_impl(
-            WaitForIdleArgs {
+        .wait_for_idle(
+            Parameters(WaitForIdleArgs {
                 target: pane,
                 quiet_secs: Some(0.3),
                 timeout_secs: Some(5.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert!(idle.idle, "{idle:?}");
@@ -415,31 +416,31 @@ async fn copy_mode_is_refused_unless_forced_and_keys_are_named() {
         .unwrap();
     let refused = f
         .mcp
-        .send_text_impl(SendTextArgs {
+        .send_text(Parameters(SendTextArgs {
             target: pane.clone(),
             text: "ls".into(),
             enter: false,
             force: false,
-        })
+        }))
         .await
         .unwrap_err();
     assert!(refused.why.contains("copy mode"), "{refused}");
     assert!(refused.next.contains("\"q\""), "{refused}");
     let bad = f
         .mcp
-        .send_keys_impl(SendKeysArgs {
+        .send_keys(Parameters(SendKeysArgs {
             target: pane.clone(),
             keys: vec!["Entr".into()],
-        })
+        }))
         .await
         .unwrap_err();
     assert!(bad.why.contains("Entr"), "{bad}");
     let keys = ok(f
         .mcp
-        .send_keys_impl(SendKeysArgs {
+        .send_keys(Parameters(SendKeysArgs {
             target: pane.clone(),
             keys: vec!["q".into()],
-        })
+        }))
         .await);
     assert!(keys.in_mode);
     let r = run(&f, &pane, "echo back").await;
@@ -451,20 +452,20 @@ async fn names_are_checked_and_targets_are_exact() {
     let f = fixture();
     let bad = f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             name: Some("a:b".into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await
         .unwrap_err();
     assert!(bad.why.contains("':'"), "{bad}");
     for bad in ["a$b", "back\\slash"] {
         let e = f
             .mcp
-            .create_terminal_impl(CreateTerminalArgs {
+            .create_terminal(Parameters(CreateTerminalArgs {
                 name: Some(bad.into()),
                 ..CreateTerminalArgs::default()
-            })
+            }))
             .await
             .unwrap_err();
         assert!(e.why.contains("rewrites"), "{e}");
@@ -472,10 +473,10 @@ async fn names_are_checked_and_targets_are_exact() {
     let weird = "we;ird name 'q\" `x` | & * #{y} 日本 🚀;";
     let created = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             name: Some(weird.into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     assert_eq!(created.session_name, weird);
     assert!(
@@ -485,44 +486,44 @@ async fn names_are_checked_and_targets_are_exact() {
     );
     let info = ok(f
         .mcp
-        .pane_info_impl(PaneInfoArgs {
+        .pane_info(Parameters(PaneInfoArgs {
             target: weird.into(),
-        })
+        }))
         .await);
     assert_eq!(info.pane, created.pane);
     // A prefix of a name is not a match.
     ok(f.mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             name: Some("workshop".into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     let e = f
         .mcp
-        .pane_info_impl(PaneInfoArgs {
+        .pane_info(Parameters(PaneInfoArgs {
             target: "work".into(),
-        })
+        }))
         .await
         .unwrap_err();
     assert!(e.next.contains("list_terminals"), "{e}");
     ok(f.mcp
-        .rename_impl(RenameArgs {
+        .rename(Parameters(RenameArgs {
             target: created.session.clone(),
             what: RenameWhat::Session,
             name: "plain".into(),
-        })
+        }))
         .await);
     let list = ok(f
         .mcp
-        .list_terminals_impl(ListTerminalsArgs::default())
+        .list_terminals(Parameters(ListTerminalsArgs::default()))
         .await);
     let names: Vec<&str> = list.sessions.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["plain", "workshop"]);
     let all = ok(f
         .mcp
-        .list_terminals_impl(ListTerminalsArgs {
+        .list_terminals(Parameters(ListTerminalsArgs {
             include_internal: true,
-        })
+        }))
         .await);
     assert!(
         all.sessions
@@ -550,41 +551,41 @@ async fn teardown_refuses_the_callers_own_terminal_and_the_home_session() {
         (Guarded::KillWindow, mine.clone()),
         (Guarded::KillSession, "mine".to_owned()),
     ] {
-        let e = inside
-            .kill_impl(KillArgs { target }, action)
-            .await
-            .unwrap_err();
+        let args = Parameters(KillArgs { target });
+        let e = match action {
+            Guarded::KillPane => inside.kill_pane(args).await,
+            Guarded::KillWindow => inside.kill_window(args).await,
+            _ => inside.kill_session(args).await,
+        }
+        .unwrap_err();
         assert!(e.next.contains("protect the MCP client"), "{action:?}: {e}");
     }
-    let e = inside.kill_server_impl().await.unwrap_err();
+    let e = inside
+        .kill_server(Parameters(KillServerArgs {}))
+        .await
+        .unwrap_err();
     assert!(e.why.contains("runs inside"), "{e}");
     let e = inside
-        .send_text_impl(SendTextArgs {
+        .send_text(Parameters(SendTextArgs {
             target: mine.clone(),
             text: "x".into(),
             enter: false,
             force: false,
-        })
+        }))
         .await
         .unwrap_err();
     assert!(e.next.contains("protect"), "{e}");
     // Others are fine, and the home session is never a target.
     ok(inside
-        .kill_impl(
-            KillArgs {
-                target: other.clone(),
-            },
-            Guarded::KillPane,
-        )
+        .kill_pane(Parameters(KillArgs {
+            target: other.clone(),
+        }))
         .await);
     let e = f
         .mcp
-        .kill_impl(
-            KillArgs {
-                target: crate::HOME_SESSION.into(),
-            },
-            Guarded::KillSession,
-        )
+        .kill_session(Parameters(KillArgs {
+            target: crate::HOME_SESSION.into(),
+        }))
         .await
         .unwrap_err();
     assert!(e.why.contains("control session"), "{e}");
@@ -592,18 +593,15 @@ async fn teardown_refuses_the_callers_own_terminal_and_the_home_session() {
     let elsewhere = Caller::from_values(Some("/tmp/some-other-socket,1,0"), Some(&mine));
     let outside = TmuxMcp::with_caller(config_for(&f.iso), elsewhere).unwrap();
     ok(outside
-        .kill_impl(
-            KillArgs {
-                target: "mine".into(),
-            },
-            Guarded::KillSession,
-        )
+        .kill_session(Parameters(KillArgs {
+            target: "mine".into(),
+        }))
         .await);
     // Killing the server, then the next call starts a fresh one.
-    ok(f.mcp.kill_server_impl().await);
+    ok(f.mcp.kill_server(Parameters(KillServerArgs {})).await);
     let list = ok(f
         .mcp
-        .list_terminals_impl(ListTerminalsArgs::default())
+        .list_terminals(Parameters(ListTerminalsArgs::default()))
         .await);
     assert!(list.sessions.is_empty(), "{list:?}");
 }
@@ -624,14 +622,14 @@ async fn secrets_are_masked_in_what_the_model_reads() {
     );
     let cap = ok(f
         .mcp
-        .capture_screen_impl(CaptureScreenArgs {
+        .capture_screen(Parameters(CaptureScreenArgs {
             target: pane,
             start: None,
             end: None,
             whole_history: false,
             escapes: false,
             max_bytes: None,
-        })
+        }))
         .await);
     assert!(!cap.text.contains("AKIAIOSFODNN7EXAMPLE"), "{}", cap.text);
     assert!(
@@ -648,47 +646,47 @@ async fn windows_and_splits() {
     let pane = shell(&f, "multi").await;
     let w = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             kind: TerminalKind::Window,
             target: Some("multi".into()),
             name: Some("logs".into()),
             command: Some("echo in-window; exec sh".into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     assert_eq!(w.session_name, "multi");
     assert_eq!(w.window_index, 1);
     let s = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             kind: TerminalKind::Split,
             target: Some(pane.clone()),
             split: Some(crate::tools::execute::SplitDirection::Right),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     assert_ne!(s.pane, pane);
     let e = f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             kind: TerminalKind::Split,
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await
         .unwrap_err();
     assert!(e.why.contains("need a target"), "{e}");
     let read = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: w.pane,
                 pattern: "in-window".into(),
                 literal: true,
                 ignore_case: false,
                 cursor: Some(0),
                 timeout_secs: Some(5.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert!(read.matched);
@@ -700,15 +698,15 @@ async fn large_output_is_bounded_with_directions_to_the_rest() {
     let pane = shell(&f, "big").await;
     let r = ok(f
         .mcp
-        .run_impl(
-            RunArgs {
+        .run(
+            Parameters(RunArgs {
                 target: Some(pane.clone()),
                 command: Some("seq 1 20000".into()),
                 max_bytes: Some(2000),
                 timeout_secs: Some(20.0),
                 ..RunArgs::default()
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(r.exit_status, Some(0));
@@ -726,13 +724,13 @@ async fn large_output_is_bounded_with_directions_to_the_rest() {
     );
     let next = ok(f
         .mcp
-        .read_output_impl(ReadOutputArgs {
+        .read_output(Parameters(ReadOutputArgs {
             target: pane.clone(),
             cursor: Some(omitted.from_cursor),
             last_lines: None,
             raw: false,
             max_bytes: Some(1000),
-        })
+        }))
         .await);
     assert!(next.more);
     let first_missing: u32 = r
@@ -751,14 +749,14 @@ async fn large_output_is_bounded_with_directions_to_the_rest() {
     assert!(next.text.ends_with('\n'), "pages end on a line boundary");
     let cap = ok(f
         .mcp
-        .capture_screen_impl(CaptureScreenArgs {
+        .capture_screen(Parameters(CaptureScreenArgs {
             target: pane,
             start: None,
             end: None,
             whole_history: true,
             escapes: false,
             max_bytes: Some(1000),
-        })
+        }))
         .await);
     assert!(cap.omitted_lines > 1000, "{}", cap.omitted_lines);
     assert!(cap.text.len() <= 1000);
@@ -777,58 +775,58 @@ async fn manage_respawn_paste_options_and_environment() {
     // Respawn a pane that ran a command: it runs it again, without the gate.
     let created = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             name: Some("again".into()),
             command: Some("echo round; exit 3".into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     let pane = created.pane.clone();
     let exit = ok(f
         .mcp
-        .wait_for_exit_impl(
-            WaitForExitArgs {
+        .wait_for_exit(
+            Parameters(WaitForExitArgs {
                 target: pane.clone(),
                 timeout_secs: Some(10.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert_eq!(exit.exit_status, Some(3));
     let e = f
         .mcp
-        .send_text_impl(SendTextArgs {
+        .send_text(Parameters(SendTextArgs {
             target: pane.clone(),
             text: "x".into(),
             enter: false,
             force: false,
-        })
+        }))
         .await
         .unwrap_err();
     assert!(e.next.contains("respawn"), "{e}");
     let respawned = ok(f
         .mcp
-        .respawn_impl(RespawnArgs {
+        .respawn(Parameters(RespawnArgs {
             target: pane.clone(),
             command: None,
             cwd: None,
             env: None,
             kill: None,
-        })
+        }))
         .await);
     assert_eq!(respawned.command.as_deref(), Some("echo round; exit 3"));
     let again = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: pane.clone(),
                 pattern: "round".into(),
                 literal: true,
                 ignore_case: false,
                 cursor: Some(respawned.cursor),
                 timeout_secs: Some(10.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert!(again.matched, "{again:?}");
@@ -836,116 +834,116 @@ async fn manage_respawn_paste_options_and_environment() {
     let sh = shell(&f, "tools").await;
     let pasted = ok(f
         .mcp
-        .paste_text_impl(PasteTextArgs {
+        .paste_text(Parameters(PasteTextArgs {
             target: sh.clone(),
             text: "echo pasted-1\necho pasted-2".into(),
             enter: true,
             bracketed: None,
             force: false,
-        })
+        }))
         .await);
     let w = ok(f
         .mcp
-        .wait_for_output_impl(
-            WaitForOutputArgs {
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
                 target: sh.clone(),
                 pattern: "pasted-2$".into(),
                 literal: false,
                 ignore_case: false,
                 cursor: Some(pasted.cursor),
                 timeout_secs: Some(10.0),
-            },
-            &CallCtx::detached(),
+            }),
+            CallCtx::detached(),
         )
         .await);
     assert!(w.matched, "{w:?}");
     let env = ok(f
         .mcp
-        .set_environment_impl(SetEnvironmentArgs {
+        .set_environment(Parameters(SetEnvironmentArgs {
             name: "FROM_MCP".into(),
             value: Some("yes it is".into()),
             unset: false,
             target: Some("tools".into()),
             global: false,
-        })
+        }))
         .await);
     assert!(env.set && env.scope.starts_with('$'));
     let split = ok(f
         .mcp
-        .create_terminal_impl(CreateTerminalArgs {
+        .create_terminal(Parameters(CreateTerminalArgs {
             kind: TerminalKind::Split,
             target: Some(sh.clone()),
             split: Some(SplitDirection::Right),
             command: Some("exec sh".into()),
             ..CreateTerminalArgs::default()
-        })
+        }))
         .await);
     let r = run(&f, &split.pane, "echo \"$FROM_MCP\"").await;
     assert_eq!(r.output, "yes it is\n");
     let opt = ok(f
         .mcp
-        .set_option_impl(SetOptionArgs {
+        .set_option(Parameters(SetOptionArgs {
             scope: OptionScopeArg::Window,
             name: "mode-keys".into(),
             value: Some("vi".into()),
             unset: false,
             target: Some(sh.clone()),
             global: false,
-        })
+        }))
         .await);
     assert_eq!(opt.value.as_deref(), Some("vi"));
     let e = f
         .mcp
-        .set_option_impl(SetOptionArgs {
+        .set_option(Parameters(SetOptionArgs {
             scope: OptionScopeArg::Window,
             name: "mode-keys".into(),
             value: None,
             unset: false,
             target: None,
             global: false,
-        })
+        }))
         .await
         .unwrap_err();
     assert!(e.why.contains("value or unset"), "{e}");
     let layout = ok(f
         .mcp
-        .set_layout_impl(SetLayoutArgs {
+        .set_layout(Parameters(SetLayoutArgs {
             target: sh.clone(),
             layout: "even-vertical".into(),
-        })
+        }))
         .await);
     assert!(layout.layout.contains('['), "{layout:?}");
     let resized = ok(f
         .mcp
-        .resize_impl(ResizeArgs {
+        .resize(Parameters(ResizeArgs {
             target: sh.clone(),
             what: ResizeWhat::Window,
             width: Some(100),
             height: Some(30),
-        })
+        }))
         .await);
     assert_eq!(resized.pane_width, 100);
     let selected = ok(f
         .mcp
-        .select_impl(SelectArgs {
+        .select(Parameters(SelectArgs {
             target: split.pane.clone(),
-        })
+        }))
         .await);
     assert_eq!(selected.pane, split.pane);
     let renamed = ok(f
         .mcp
-        .rename_impl(RenameArgs {
+        .rename(Parameters(RenameArgs {
             target: sh.clone(),
             what: RenameWhat::Window,
             name: "editor".into(),
-        })
+        }))
         .await);
     assert_eq!(renamed.name, "editor");
     let detached = ok(f
         .mcp
-        .detach_clients_impl(DetachClientsArgs {
+        .detach_clients(Parameters(DetachClientsArgs {
             target: "tools".into(),
-        })
+        }))
         .await);
     assert!(
         detached.detached.is_empty(),
@@ -953,7 +951,7 @@ async fn manage_respawn_paste_options_and_environment() {
     );
     let list = ok(f
         .mcp
-        .list_terminals_impl(ListTerminalsArgs::default())
+        .list_terminals(Parameters(ListTerminalsArgs::default()))
         .await);
     let tools = list.sessions.iter().find(|s| s.name == "tools").unwrap();
     assert_eq!(tools.windows[0].name, "editor");

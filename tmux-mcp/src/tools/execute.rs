@@ -447,66 +447,9 @@ fn check_env(env: Option<&BTreeMap<String, String>>, what: &str) -> Result<(), T
 #[tool_router(router = execute_router, vis = "pub(crate)")]
 impl TmuxMcp {
     #[tool(description = CREATE_TERMINAL, annotations(title = "Create terminal", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = true))]
-    async fn create_terminal(
+    pub(crate) async fn create_terminal(
         &self,
         Parameters(args): Parameters<CreateTerminalArgs>,
-    ) -> Result<Json<CreateTerminalResult>, ToolError> {
-        self.create_terminal_impl(args).await
-    }
-
-    #[tool(description = SEND_TEXT, annotations(title = "Send text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
-    async fn send_text(
-        &self,
-        Parameters(args): Parameters<SendTextArgs>,
-    ) -> Result<Json<SendTextResult>, ToolError> {
-        self.send_text_impl(args).await
-    }
-
-    #[tool(description = SEND_KEYS, annotations(title = "Send keys", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
-    async fn send_keys(
-        &self,
-        Parameters(args): Parameters<SendKeysArgs>,
-    ) -> Result<Json<SendKeysResult>, ToolError> {
-        self.send_keys_impl(args).await
-    }
-
-    #[tool(description = PASTE_TEXT, annotations(title = "Paste text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
-    async fn paste_text(
-        &self,
-        Parameters(args): Parameters<PasteTextArgs>,
-    ) -> Result<Json<SendTextResult>, ToolError> {
-        self.paste_text_impl(args).await
-    }
-
-    #[tool(description = RESPAWN, annotations(title = "Respawn pane", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
-    async fn respawn(
-        &self,
-        Parameters(args): Parameters<RespawnArgs>,
-    ) -> Result<Json<RespawnResult>, ToolError> {
-        self.respawn_impl(args).await
-    }
-
-    #[tool(description = SET_OPTION, annotations(title = "Set option", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true))]
-    async fn set_option(
-        &self,
-        Parameters(args): Parameters<SetOptionArgs>,
-    ) -> Result<Json<SetOptionResult>, ToolError> {
-        self.set_option_impl(args).await
-    }
-
-    #[tool(description = SET_ENVIRONMENT, annotations(title = "Set environment", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true))]
-    async fn set_environment(
-        &self,
-        Parameters(args): Parameters<SetEnvironmentArgs>,
-    ) -> Result<Json<SetEnvironmentResult>, ToolError> {
-        self.set_environment_impl(args).await
-    }
-}
-
-impl TmuxMcp {
-    pub(crate) async fn create_terminal_impl(
-        &self,
-        args: CreateTerminalArgs,
     ) -> Result<Json<CreateTerminalResult>, ToolError> {
         let what = match args.kind {
             TerminalKind::Session => "Creating a session",
@@ -656,40 +599,10 @@ impl TmuxMcp {
         }))
     }
 
-    /// The checks shared by the tools that type or paste text: the target
-    /// exists and is not protected, there is something to send, the pane
-    /// can take input. Returns the output offset before the input.
-    async fn prepare_input(
+    #[tool(description = SEND_TEXT, annotations(title = "Send text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn send_text(
         &self,
-        target: &str,
-        verb: &str,
-        text: &str,
-        enter: bool,
-        force: bool,
-    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64), ToolError> {
-        let conn = self.conn().await?;
-        let r = conn.resolve(target).await?;
-        let what = format!("{verb} pane {}", r.pane);
-        conn.refuse_home(&r, &what)?;
-        self.guard(&conn, &r, Guarded::Input).await?;
-        if text.is_empty() && !enter {
-            return Err(ToolError::new(
-                what,
-                "text is empty and enter is false: nothing to send",
-                "Give text, or enter=true to press Enter",
-            ));
-        }
-        let po = conn.follow(r.pane).await?;
-        let row = conn.pane_row(r.pane).await?;
-        check_typable(&row, force, &what)?;
-        let cursor = po.end_offset();
-        conn.note_input(r.pane, cursor);
-        Ok((conn, r, cursor))
-    }
-
-    pub(crate) async fn send_text_impl(
-        &self,
-        args: SendTextArgs,
+        Parameters(args): Parameters<SendTextArgs>,
     ) -> Result<Json<SendTextResult>, ToolError> {
         let (conn, r, cursor) = self
             .prepare_input(
@@ -713,9 +626,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn send_keys_impl(
+    #[tool(description = SEND_KEYS, annotations(title = "Send keys", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn send_keys(
         &self,
-        args: SendKeysArgs,
+        Parameters(args): Parameters<SendKeysArgs>,
     ) -> Result<Json<SendKeysResult>, ToolError> {
         let what = "Pressing keys";
         if args.keys.is_empty() || args.keys.len() > 200 {
@@ -759,9 +673,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn paste_text_impl(
+    #[tool(description = PASTE_TEXT, annotations(title = "Paste text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn paste_text(
         &self,
-        args: PasteTextArgs,
+        Parameters(args): Parameters<PasteTextArgs>,
     ) -> Result<Json<SendTextResult>, ToolError> {
         let (conn, r, cursor) = self
             .prepare_input(
@@ -791,9 +706,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn respawn_impl(
+    #[tool(description = RESPAWN, annotations(title = "Respawn pane", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn respawn(
         &self,
-        args: RespawnArgs,
+        Parameters(args): Parameters<RespawnArgs>,
     ) -> Result<Json<RespawnResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -848,9 +764,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn set_option_impl(
+    #[tool(description = SET_OPTION, annotations(title = "Set option", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true))]
+    pub(crate) async fn set_option(
         &self,
-        args: SetOptionArgs,
+        Parameters(args): Parameters<SetOptionArgs>,
     ) -> Result<Json<SetOptionResult>, ToolError> {
         let what = format!("Setting option {}", args.name);
         let scope = match args.scope {
@@ -924,9 +841,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn set_environment_impl(
+    #[tool(description = SET_ENVIRONMENT, annotations(title = "Set environment", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = true))]
+    pub(crate) async fn set_environment(
         &self,
-        args: SetEnvironmentArgs,
+        Parameters(args): Parameters<SetEnvironmentArgs>,
     ) -> Result<Json<SetEnvironmentResult>, ToolError> {
         let what = format!("Setting environment variable {}", args.name);
         if args.unset == args.value.is_some() {
@@ -969,5 +887,38 @@ impl TmuxMcp {
             scope,
             set: args.value.is_some(),
         }))
+    }
+}
+
+impl TmuxMcp {
+    /// The checks shared by the tools that type or paste text: the target
+    /// exists and is not protected, there is something to send, the pane
+    /// can take input. Returns the output offset before the input.
+    async fn prepare_input(
+        &self,
+        target: &str,
+        verb: &str,
+        text: &str,
+        enter: bool,
+        force: bool,
+    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64), ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(target).await?;
+        let what = format!("{verb} pane {}", r.pane);
+        conn.refuse_home(&r, &what)?;
+        self.guard(&conn, &r, Guarded::Input).await?;
+        if text.is_empty() && !enter {
+            return Err(ToolError::new(
+                what,
+                "text is empty and enter is false: nothing to send",
+                "Give text, or enter=true to press Enter",
+            ));
+        }
+        let po = conn.follow(r.pane).await?;
+        let row = conn.pane_row(r.pane).await?;
+        check_typable(&row, force, &what)?;
+        let cursor = po.end_offset();
+        conn.note_input(r.pane, cursor);
+        Ok((conn, r, cursor))
     }
 }

@@ -605,50 +605,9 @@ pub(crate) fn pattern_source(pattern: &str, literal: bool, ignore_case: bool) ->
 #[tool_router(router = inspect_router, vis = "pub(crate)")]
 impl TmuxMcp {
     #[tool(description = LIST_TERMINALS, annotations(title = "List terminals", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn list_terminals(
+    pub(crate) async fn list_terminals(
         &self,
         Parameters(args): Parameters<ListTerminalsArgs>,
-    ) -> Result<Json<ListTerminalsResult>, ToolError> {
-        self.list_terminals_impl(args).await
-    }
-
-    #[tool(description = CAPTURE_SCREEN, annotations(title = "Capture screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn capture_screen(
-        &self,
-        Parameters(args): Parameters<CaptureScreenArgs>,
-    ) -> Result<Json<CaptureScreenResult>, ToolError> {
-        self.capture_screen_impl(args).await
-    }
-
-    #[tool(description = READ_OUTPUT, annotations(title = "Read output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn read_output(
-        &self,
-        Parameters(args): Parameters<ReadOutputArgs>,
-    ) -> Result<Json<ReadOutputResult>, ToolError> {
-        self.read_output_impl(args).await
-    }
-
-    #[tool(description = SEARCH_OUTPUT, annotations(title = "Search output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn search_output(
-        &self,
-        Parameters(args): Parameters<SearchOutputArgs>,
-    ) -> Result<Json<SearchOutputResult>, ToolError> {
-        self.search_output_impl(args).await
-    }
-
-    #[tool(description = PANE_INFO, annotations(title = "Pane info", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn pane_info(
-        &self,
-        Parameters(args): Parameters<PaneInfoArgs>,
-    ) -> Result<Json<PaneInfoResult>, ToolError> {
-        self.pane_info_impl(args).await
-    }
-}
-
-impl TmuxMcp {
-    pub(crate) async fn list_terminals_impl(
-        &self,
-        args: ListTerminalsArgs,
     ) -> Result<Json<ListTerminalsResult>, ToolError> {
         let what = "Listing terminals";
         let conn = self.conn().await?;
@@ -738,9 +697,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn capture_screen_impl(
+    #[tool(description = CAPTURE_SCREEN, annotations(title = "Capture screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn capture_screen(
         &self,
-        args: CaptureScreenArgs,
+        Parameters(args): Parameters<CaptureScreenArgs>,
     ) -> Result<Json<CaptureScreenResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -800,9 +760,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn read_output_impl(
+    #[tool(description = READ_OUTPUT, annotations(title = "Read output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn read_output(
         &self,
-        args: ReadOutputArgs,
+        Parameters(args): Parameters<ReadOutputArgs>,
     ) -> Result<Json<ReadOutputResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -881,9 +842,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn search_output_impl(
+    #[tool(description = SEARCH_OUTPUT, annotations(title = "Search output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn search_output(
         &self,
-        args: SearchOutputArgs,
+        Parameters(args): Parameters<SearchOutputArgs>,
     ) -> Result<Json<SearchOutputResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -947,9 +909,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn pane_info_impl(
+    #[tool(description = PANE_INFO, annotations(title = "Pane info", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn pane_info(
         &self,
-        args: PaneInfoArgs,
+        Parameters(args): Parameters<PaneInfoArgs>,
     ) -> Result<Json<PaneInfoResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
