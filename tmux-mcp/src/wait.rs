@@ -3,9 +3,10 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use rmcp::handler::server::common::{AsRequestContext, FromContextPart};
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::RequestContext;
-use rmcp::{Peer, RoleServer};
+use rmcp::{ErrorData, Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
 /// How often a wait sends a progress notification.
@@ -13,6 +14,17 @@ pub(crate) const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// What a tool call needs to wait well: the request's cancellation token and,
 /// when the client asked for progress, where to send it.
+///
+/// The tools that wait (`run` and the `wait_for_*` tools) take a `CallCtx`
+/// as an ordinary argument. It is an rmcp extractor: it implements rmcp's
+/// [`FromContextPart`], so when a client calls such a tool, rmcp builds it
+/// from the request's context ([`CallCtx::from_request`]), just as it builds
+/// the `Parameters` argument from the request's arguments. The tool method
+/// is then the whole tool: there is no second, context-free copy of it for
+/// tests. Tests, and anything else that calls a tool method without an MCP
+/// client, pass [`CallCtx::detached`] (or [`CallCtx::with_cancel`]) instead.
+/// Taking rmcp's `RequestContext` in the tool would tie every call to a live
+/// peer, which only exists inside a running MCP session.
 #[derive(Debug, Clone)]
 pub struct CallCtx {
     ct: CancellationToken,
@@ -26,6 +38,14 @@ pub enum Waited<T> {
     Done(T),
     /// The client cancelled the request (`notifications/cancelled`).
     Cancelled,
+}
+
+/// Lets a `#[tool]` method take a `CallCtx` argument: rmcp fills it in from
+/// the tool call's request context.
+impl<C: AsRequestContext> FromContextPart<C> for CallCtx {
+    fn from_context_part(context: &mut C) -> Result<Self, ErrorData> {
+        Ok(Self::from_request(context.as_request_context()))
+    }
 }
 
 impl CallCtx {

@@ -243,50 +243,9 @@ fn check_layout(layout: &str) -> Result<(), ToolError> {
 #[tool_router(router = manage_router, vis = "pub(crate)")]
 impl TmuxMcp {
     #[tool(description = RENAME, annotations(title = "Rename", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn rename(
+    pub(crate) async fn rename(
         &self,
         Parameters(args): Parameters<RenameArgs>,
-    ) -> Result<Json<RenameResult>, ToolError> {
-        self.rename_impl(args).await
-    }
-
-    #[tool(description = RESIZE, annotations(title = "Resize", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn resize(
-        &self,
-        Parameters(args): Parameters<ResizeArgs>,
-    ) -> Result<Json<ResizeResult>, ToolError> {
-        self.resize_impl(args).await
-    }
-
-    #[tool(description = SELECT, annotations(title = "Select", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn select(
-        &self,
-        Parameters(args): Parameters<SelectArgs>,
-    ) -> Result<Json<SelectResult>, ToolError> {
-        self.select_impl(args).await
-    }
-
-    #[tool(description = SET_LAYOUT, annotations(title = "Set layout", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn set_layout(
-        &self,
-        Parameters(args): Parameters<SetLayoutArgs>,
-    ) -> Result<Json<SetLayoutResult>, ToolError> {
-        self.set_layout_impl(args).await
-    }
-
-    #[tool(description = DETACH_CLIENTS, annotations(title = "Detach clients", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn detach_clients(
-        &self,
-        Parameters(args): Parameters<DetachClientsArgs>,
-    ) -> Result<Json<DetachClientsResult>, ToolError> {
-        self.detach_clients_impl(args).await
-    }
-}
-
-impl TmuxMcp {
-    pub(crate) async fn rename_impl(
-        &self,
-        args: RenameArgs,
     ) -> Result<Json<RenameResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -336,9 +295,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn resize_impl(
+    #[tool(description = RESIZE, annotations(title = "Resize", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn resize(
         &self,
-        args: ResizeArgs,
+        Parameters(args): Parameters<ResizeArgs>,
     ) -> Result<Json<ResizeResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -392,9 +352,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn select_impl(
+    #[tool(description = SELECT, annotations(title = "Select", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn select(
         &self,
-        args: SelectArgs,
+        Parameters(args): Parameters<SelectArgs>,
     ) -> Result<Json<SelectResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -413,9 +374,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn set_layout_impl(
+    #[tool(description = SET_LAYOUT, annotations(title = "Set layout", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn set_layout(
         &self,
-        args: SetLayoutArgs,
+        Parameters(args): Parameters<SetLayoutArgs>,
     ) -> Result<Json<SetLayoutResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -442,9 +404,10 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn detach_clients_impl(
+    #[tool(description = DETACH_CLIENTS, annotations(title = "Detach clients", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn detach_clients(
         &self,
-        args: DetachClientsArgs,
+        Parameters(args): Parameters<DetachClientsArgs>,
     ) -> Result<Json<DetachClientsResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;

@@ -6,8 +6,7 @@ use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::service::RequestContext;
-use rmcp::{RoleServer, tool, tool_router};
+use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::{PaneChunk, PaneExit, PaneOutput, PaneState, WaitError};
@@ -148,20 +147,10 @@ fn ms(d: Duration) -> u64 {
 #[tool_router(router = run_router, vis = "pub(crate)")]
 impl TmuxMcp {
     #[tool(description = RUN, annotations(title = "Run command", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
-    async fn run(
+    pub(crate) async fn run(
         &self,
         Parameters(args): Parameters<RunArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<RunResult>, ToolError> {
-        self.run_impl(args, &CallCtx::from_request(&ctx)).await
-    }
-}
-
-impl TmuxMcp {
-    pub(crate) async fn run_impl(
-        &self,
-        args: RunArgs,
-        cc: &CallCtx,
+        cc: CallCtx,
     ) -> Result<Json<RunResult>, ToolError> {
         let limit = self.wait_limit(args.timeout_secs);
         let budget = self.budget(args.max_bytes);
@@ -176,7 +165,7 @@ impl TmuxMcp {
                     ));
                 };
                 let (run_id, po) = self.start_run(&conn, target, command, args.force).await?;
-                self.wait_run(&conn, &po, &run_id, limit, budget, cc).await
+                self.wait_run(&conn, &po, &run_id, limit, budget, &cc).await
             }
             (None, Some(run_id)) => {
                 let pane = {
@@ -191,7 +180,7 @@ impl TmuxMcp {
                     ));
                 };
                 let po = conn.follow(pane).await?;
-                self.wait_run(&conn, &po, run_id, limit, budget, cc).await
+                self.wait_run(&conn, &po, run_id, limit, budget, &cc).await
             }
             _ => Err(ToolError::new(
                 "Running a command",
@@ -200,7 +189,9 @@ impl TmuxMcp {
             )),
         }
     }
+}
 
+impl TmuxMcp {
     async fn start_run(
         &self,
         conn: &Conn,

@@ -64,46 +64,59 @@ impl Summary for KillResult {
 #[tool_router(router = teardown_router, vis = "pub(crate)")]
 impl TmuxMcp {
     #[tool(description = KILL_PANE, annotations(title = "Kill pane", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false))]
-    async fn kill_pane(
+    pub(crate) async fn kill_pane(
         &self,
         Parameters(args): Parameters<KillArgs>,
     ) -> Result<Json<KillResult>, ToolError> {
-        self.kill_impl(args, Guarded::KillPane).await
+        self.kill(&args.target, Guarded::KillPane).await
     }
 
     #[tool(description = KILL_WINDOW, annotations(title = "Kill window", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false))]
-    async fn kill_window(
+    pub(crate) async fn kill_window(
         &self,
         Parameters(args): Parameters<KillArgs>,
     ) -> Result<Json<KillResult>, ToolError> {
-        self.kill_impl(args, Guarded::KillWindow).await
+        self.kill(&args.target, Guarded::KillWindow).await
     }
 
     #[tool(description = KILL_SESSION, annotations(title = "Kill session", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false))]
-    async fn kill_session(
+    pub(crate) async fn kill_session(
         &self,
         Parameters(args): Parameters<KillArgs>,
     ) -> Result<Json<KillResult>, ToolError> {
-        self.kill_impl(args, Guarded::KillSession).await
+        self.kill(&args.target, Guarded::KillSession).await
     }
 
     #[tool(description = KILL_SERVER, annotations(title = "Kill server", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = false))]
-    async fn kill_server(
+    pub(crate) async fn kill_server(
         &self,
         Parameters(_args): Parameters<KillServerArgs>,
     ) -> Result<Json<KillResult>, ToolError> {
-        self.kill_server_impl().await
+        let conn = self.conn().await?;
+        let what = "Killing the tmux server";
+        let home = conn.resolve(&conn.home.2.to_string()).await?;
+        self.guard(&conn, &home, Guarded::KillServer).await?;
+        match conn.tmux.run(Raw::new("kill-server")).await {
+            Ok(_) | Err(tmux_control::Error::Closed(_)) => {}
+            Err(e) => return Err(ToolError::tmux(what, &e)),
+        }
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), conn.tmux.closed()).await;
+        self.inner.backend.reset().await;
+        Ok(Json(KillResult {
+            killed: "server".to_owned(),
+            id: self.inner.backend.describe(),
+            name: None,
+        }))
     }
 }
 
 impl TmuxMcp {
-    pub(crate) async fn kill_impl(
-        &self,
-        args: KillArgs,
-        action: Guarded,
-    ) -> Result<Json<KillResult>, ToolError> {
+    /// What `kill_pane`, `kill_window` and `kill_session` share: resolve
+    /// `target`, refuse the home session and (by `action`) the caller's own
+    /// terminal, then kill the pane, window or session it names.
+    async fn kill(&self, target: &str, action: Guarded) -> Result<Json<KillResult>, ToolError> {
         let conn = self.conn().await?;
-        let r = conn.resolve(&args.target).await?;
+        let r = conn.resolve(target).await?;
         let (kind, what) = match action {
             Guarded::KillPane => ("pane", format!("Killing pane {}", r.pane)),
             Guarded::KillWindow => ("window", format!("Killing window {}", r.window)),
@@ -136,24 +149,6 @@ impl TmuxMcp {
             killed: kind.to_owned(),
             id,
             name,
-        }))
-    }
-
-    pub(crate) async fn kill_server_impl(&self) -> Result<Json<KillResult>, ToolError> {
-        let conn = self.conn().await?;
-        let what = "Killing the tmux server";
-        let home = conn.resolve(&conn.home.2.to_string()).await?;
-        self.guard(&conn, &home, Guarded::KillServer).await?;
-        match conn.tmux.run(Raw::new("kill-server")).await {
-            Ok(_) | Err(tmux_control::Error::Closed(_)) => {}
-            Err(e) => return Err(ToolError::tmux(what, &e)),
-        }
-        let _ = tokio::time::timeout(std::time::Duration::from_secs(5), conn.tmux.closed()).await;
-        self.inner.backend.reset().await;
-        Ok(Json(KillResult {
-            killed: "server".to_owned(),
-            id: self.inner.backend.describe(),
-            name: None,
         }))
     }
 }

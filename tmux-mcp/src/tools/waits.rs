@@ -6,8 +6,7 @@
 use std::time::{Duration, Instant};
 
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::service::RequestContext;
-use rmcp::{RoleServer, tool, tool_router};
+use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::{Pattern, WaitError};
@@ -216,41 +215,10 @@ impl Summary for WaitForExitResult {
 #[tool_router(router = wait_router, vis = "pub(crate)")]
 impl TmuxMcp {
     #[tool(description = WAIT_FOR_OUTPUT, annotations(title = "Wait for output", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn wait_for_output(
+    pub(crate) async fn wait_for_output(
         &self,
         Parameters(args): Parameters<WaitForOutputArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<WaitForOutputResult>, ToolError> {
-        self.wait_for_output_impl(args, &CallCtx::from_request(&ctx))
-            .await
-    }
-
-    #[tool(description = WAIT_FOR_IDLE, annotations(title = "Wait for idle", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn wait_for_idle(
-        &self,
-        Parameters(args): Parameters<WaitForIdleArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<WaitForIdleResult>, ToolError> {
-        self.wait_for_idle_impl(args, &CallCtx::from_request(&ctx))
-            .await
-    }
-
-    #[tool(description = WAIT_FOR_EXIT, annotations(title = "Wait for exit", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
-    async fn wait_for_exit(
-        &self,
-        Parameters(args): Parameters<WaitForExitArgs>,
-        ctx: RequestContext<RoleServer>,
-    ) -> Result<Json<WaitForExitResult>, ToolError> {
-        self.wait_for_exit_impl(args, &CallCtx::from_request(&ctx))
-            .await
-    }
-}
-
-impl TmuxMcp {
-    pub(crate) async fn wait_for_output_impl(
-        &self,
-        args: WaitForOutputArgs,
-        cc: &CallCtx,
+        cc: CallCtx,
     ) -> Result<Json<WaitForOutputResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -338,10 +306,11 @@ impl TmuxMcp {
         Ok(Json(result))
     }
 
-    pub(crate) async fn wait_for_idle_impl(
+    #[tool(description = WAIT_FOR_IDLE, annotations(title = "Wait for idle", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn wait_for_idle(
         &self,
-        args: WaitForIdleArgs,
-        cc: &CallCtx,
+        Parameters(args): Parameters<WaitForIdleArgs>,
+        cc: CallCtx,
     ) -> Result<Json<WaitForIdleResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
@@ -380,10 +349,11 @@ impl TmuxMcp {
         }))
     }
 
-    pub(crate) async fn wait_for_exit_impl(
+    #[tool(description = WAIT_FOR_EXIT, annotations(title = "Wait for exit", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
+    pub(crate) async fn wait_for_exit(
         &self,
-        args: WaitForExitArgs,
-        cc: &CallCtx,
+        Parameters(args): Parameters<WaitForExitArgs>,
+        cc: CallCtx,
     ) -> Result<Json<WaitForExitResult>, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;

@@ -1,0 +1,75 @@
+//! The tool router: every tool is classified and described, and the
+//! toolsets filter what is served.
+
+use std::collections::BTreeSet;
+
+use crate::config::Config;
+use crate::guard::Caller;
+use crate::server::TmuxMcp;
+use crate::toolsets::{TOOLS, ToolSelection, Toolset, toolset_of};
+
+#[test]
+fn every_tool_is_classified_and_described() {
+    let table: BTreeSet<&str> = TOOLS.iter().map(|(n, _)| *n).collect();
+    let all: BTreeSet<String> = TmuxMcp::full_router()
+        .list_all()
+        .into_iter()
+        .map(|t| t.name.into_owned())
+        .collect();
+    let all_refs: BTreeSet<&str> = all.iter().map(String::as_str).collect();
+    assert_eq!(
+        all_refs, table,
+        "the router and the classification table differ"
+    );
+    for set in Toolset::ALL {
+        for tool in TmuxMcp::toolset_router(set).list_all() {
+            assert_eq!(
+                toolset_of(&tool.name),
+                Some(set),
+                "{} is in the {set} router",
+                tool.name
+            );
+            let desc = tool.description.as_deref().unwrap_or_default();
+            assert!(
+                !desc.is_empty() && desc.len() < 2048,
+                "{}: {} chars",
+                tool.name,
+                desc.len()
+            );
+            assert!(
+                tool.output_schema.is_some(),
+                "{} has no output schema",
+                tool.name
+            );
+            let ann = tool.annotations.as_ref().expect("annotations");
+            assert_eq!(
+                ann.read_only_hint,
+                Some(set == Toolset::Inspect),
+                "{}",
+                tool.name
+            );
+        }
+    }
+}
+
+#[test]
+fn toolsets_filter_the_router() {
+    let config = Config {
+        tools: ToolSelection::resolve(&["inspect"], &["kill_pane"], &["search_output"]).unwrap(),
+        ..Config::default()
+    };
+    let mcp = TmuxMcp::with_caller(config, Caller::default()).unwrap();
+    let names = mcp.tool_names();
+    assert!(names.contains(&"capture_screen".to_owned()));
+    assert!(names.contains(&"kill_pane".to_owned()));
+    assert!(!names.contains(&"search_output".to_owned()));
+    assert!(!names.contains(&"run".to_owned()));
+    let default = TmuxMcp::with_caller(Config::default(), Caller::default()).unwrap();
+    assert_eq!(default.tool_names().len(), 21);
+    assert!(!default.tool_names().iter().any(|n| n.starts_with("kill_")));
+    use rmcp::ServerHandler as _;
+    let info = default.get_info();
+    let instructions = info.instructions.unwrap_or_default();
+    assert!(instructions.len() < 2048, "{}", instructions.len());
+    assert!(instructions.contains("tmux -L tmux-mcp attach -t NAME"));
+}

@@ -1,0 +1,271 @@
+//! The input tools: `send_text`, `send_keys` and `paste_text`.
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tmux_control::command::{Key, SendKeys};
+
+use crate::backend::Conn;
+use crate::reply::{Json, Summary, ToolError};
+use crate::server::TmuxMcp;
+use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, type_text};
+
+const SEND_TEXT: &str = "Type text into a pane exactly as given: any Unicode (emoji, CJK), quotes, $, backslashes, ; and #{...} arrive unchanged, and newlines arrive as newlines (each one is Enter to a shell). enter=true then presses Enter as a separate key. \
+Use it for interactive programs (REPLs, prompts, editors in insert mode) and to answer questions; for shell commands prefer run, which also returns output and exit status. Key names like C-c are NOT interpreted here: use send_keys for keys. \
+Returns how the text was delivered and the output cursor from just before typing: pass it to wait_for_output to see the reaction. \
+Refuses a pane in copy mode (keys would go to the mode; force=true sends anyway) and a pane whose program has exited.";
+
+/// Arguments of `send_text`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendTextArgs {
+    /// The pane: an id like `%3` or an exact name.
+    pub target: String,
+    /// The text to type, exactly.
+    pub text: String,
+    /// Press Enter after the text, as a separate key (default false).
+    #[serde(default)]
+    pub enter: bool,
+    /// Type even if the pane is in copy mode (the mode gets the keys).
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// Result of `send_text` and `paste_text`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SendTextResult {
+    /// The pane.
+    pub pane: String,
+    /// Bytes of text delivered.
+    pub bytes: usize,
+    /// literal, bytes, paste or enter_only.
+    pub delivery: Delivery,
+    /// Enter was pressed after the text.
+    pub enter: bool,
+    /// Output cursor from just before the input: wait_for_output from here sees the reaction.
+    pub cursor: u64,
+}
+
+impl Summary for SendTextResult {
+    fn summary(&self) -> String {
+        format!(
+            "Sent {} bytes to pane {}{}. To see the reaction: wait_for_output or wait_for_idle (cursor={}).",
+            self.bytes,
+            self.pane,
+            if self.enter { " and pressed Enter" } else { "" },
+            self.cursor
+        )
+    }
+}
+
+const SEND_KEYS: &str = "Press keys in a pane, by name, in order: never typed as text. \
+Names: Enter, Escape, Tab, BTab (shift-tab), Space, BSpace (backspace), Up, Down, Left, Right, Home, End, PPage/PageUp, NPage/PageDown, IC/Insert, DC/Delete, F1 to F12, or any single character (a, 1, /, é). Modifiers as prefixes: C- (ctrl), M- (alt/meta), S- (shift), combinable: C-c (interrupt), C-d (end of input), C-z, C-l, C-r, M-x, M-b, C-M-f, S-Up. C- works with letters, digits and @ [ \\ ] ^ _ ? ! # ( ) + , - . : ; < = > ' ` /. \
+Use it to interrupt (C-c), confirm, navigate menus and TUIs, or leave copy mode (q). Text goes through send_text. \
+Returns the keys pressed, whether the pane is in copy mode, and the output cursor from before the keys. \
+Fails on an unknown key name (nothing is sent then).";
+
+/// Arguments of `send_keys`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SendKeysArgs {
+    /// The pane: an id like `%3` or an exact name.
+    pub target: String,
+    /// Key names, pressed in order, like ["C-c"] or ["Down", "Down", "Enter"].
+    pub keys: Vec<String>,
+}
+
+/// Result of `send_keys`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct SendKeysResult {
+    /// The pane.
+    pub pane: String,
+    /// The keys pressed, as tmux names them.
+    pub keys: Vec<String>,
+    /// The pane was in copy mode (the keys went to the mode).
+    pub in_mode: bool,
+    /// Output cursor from just before the keys.
+    pub cursor: u64,
+}
+
+impl Summary for SendKeysResult {
+    fn summary(&self) -> String {
+        format!(
+            "Pressed {} in pane {}{}; cursor={}.",
+            self.keys.join(" "),
+            self.pane,
+            if self.in_mode {
+                " (it was in copy mode: the mode got the keys)"
+            } else {
+                ""
+            },
+            self.cursor
+        )
+    }
+}
+
+const PASTE_TEXT: &str = "Paste text into a pane through a tmux paste buffer, as a bracketed paste by default: programs that support it (shells, editors, chat TUIs) take the whole text as one paste instead of running each line, and it is fast for long text. enter=true presses Enter afterwards as a separate key (to submit). \
+Use it for long or multi-line input to programs; for exact keystrokes use send_text. Newlines are delivered as carriage returns, as a terminal paste does. \
+Returns bytes delivered and the output cursor from just before the paste. \
+Refuses a pane in copy mode (force=true pastes anyway) and a pane whose program has exited.";
+
+/// Arguments of `paste_text`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PasteTextArgs {
+    /// The pane: an id like `%3` or an exact name.
+    pub target: String,
+    /// The text to paste.
+    pub text: String,
+    /// Press Enter after the paste, as a separate key (default false).
+    #[serde(default)]
+    pub enter: bool,
+    /// Wrap in bracketed-paste markers when the program asked for them (default true).
+    pub bracketed: Option<bool>,
+    /// Paste even if the pane is in copy mode.
+    #[serde(default)]
+    pub force: bool,
+}
+
+#[tool_router(router = input_router, vis = "pub(super)")]
+impl TmuxMcp {
+    #[tool(description = SEND_TEXT, annotations(title = "Send text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn send_text(
+        &self,
+        Parameters(args): Parameters<SendTextArgs>,
+    ) -> Result<Json<SendTextResult>, ToolError> {
+        let (conn, r, cursor) = self
+            .prepare_input(
+                &args.target,
+                "Typing into",
+                &args.text,
+                args.enter,
+                args.force,
+            )
+            .await?;
+        let delivery = type_text(&conn, r.pane, &args.text).await?;
+        if args.enter {
+            press_enter(&conn, r.pane).await?;
+        }
+        Ok(Json(SendTextResult {
+            pane: r.pane.to_string(),
+            bytes: args.text.len(),
+            delivery,
+            enter: args.enter,
+            cursor,
+        }))
+    }
+
+    #[tool(description = SEND_KEYS, annotations(title = "Send keys", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn send_keys(
+        &self,
+        Parameters(args): Parameters<SendKeysArgs>,
+    ) -> Result<Json<SendKeysResult>, ToolError> {
+        let what = "Pressing keys";
+        if args.keys.is_empty() || args.keys.len() > 200 {
+            return Err(ToolError::new(
+                what,
+                "keys must hold 1 to 200 key names",
+                "Give keys like [\"C-c\"] or [\"Up\", \"Enter\"]",
+            ));
+        }
+        let keys = args
+            .keys
+            .iter()
+            .map(|k| {
+                k.parse::<Key>()
+                    .map_err(|_| format!("{k:?} is not a key tmux can send"))
+            })
+            .collect::<Result<Vec<Key>, _>>()
+            .map_err(|why| ToolError::new(what, why, "Use names from the tool's description (Enter, C-c, Up, F5, M-x…); to type text, or a control byte with no key name, use send_text"))?;
+        let conn = self.conn().await?;
+        let r = conn.resolve(&args.target).await?;
+        let what = format!("Pressing keys in pane {}", r.pane);
+        conn.refuse_home(&r, &what)?;
+        self.guard(&conn, &r, Guarded::Input).await?;
+        let po = conn.follow(r.pane).await?;
+        let row = conn.pane_row(r.pane).await?;
+        if row.dead {
+            check_typable(&row, true, &what)?;
+        }
+        let cursor = po.end_offset();
+        conn.note_input(r.pane, cursor);
+        let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        conn.tmux
+            .run(SendKeys::keys(r.pane, keys))
+            .await
+            .map_err(|e| ToolError::tmux(what, &e))?;
+        Ok(Json(SendKeysResult {
+            pane: r.pane.to_string(),
+            keys: names,
+            in_mode: row.in_mode,
+            cursor,
+        }))
+    }
+
+    #[tool(description = PASTE_TEXT, annotations(title = "Paste text", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn paste_text(
+        &self,
+        Parameters(args): Parameters<PasteTextArgs>,
+    ) -> Result<Json<SendTextResult>, ToolError> {
+        let (conn, r, cursor) = self
+            .prepare_input(
+                &args.target,
+                "Pasting into",
+                &args.text,
+                args.enter,
+                args.force,
+            )
+            .await?;
+        if !args.text.is_empty() {
+            paste(&conn, r.pane, &args.text, args.bracketed.unwrap_or(true)).await?;
+        }
+        if args.enter {
+            press_enter(&conn, r.pane).await?;
+        }
+        Ok(Json(SendTextResult {
+            pane: r.pane.to_string(),
+            bytes: args.text.len(),
+            delivery: if args.text.is_empty() {
+                Delivery::EnterOnly
+            } else {
+                Delivery::Paste
+            },
+            enter: args.enter,
+            cursor,
+        }))
+    }
+}
+
+impl TmuxMcp {
+    /// The checks shared by the tools that type or paste text: the target
+    /// exists and is not protected, there is something to send, the pane
+    /// can take input. Returns the output offset before the input.
+    async fn prepare_input(
+        &self,
+        target: &str,
+        verb: &str,
+        text: &str,
+        enter: bool,
+        force: bool,
+    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64), ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(target).await?;
+        let what = format!("{verb} pane {}", r.pane);
+        conn.refuse_home(&r, &what)?;
+        self.guard(&conn, &r, Guarded::Input).await?;
+        if text.is_empty() && !enter {
+            return Err(ToolError::new(
+                what,
+                "text is empty and enter is false: nothing to send",
+                "Give text, or enter=true to press Enter",
+            ));
+        }
+        let po = conn.follow(r.pane).await?;
+        let row = conn.pane_row(r.pane).await?;
+        check_typable(&row, force, &what)?;
+        let cursor = po.end_offset();
+        conn.note_input(r.pane, cursor);
+        Ok((conn, r, cursor))
+    }
+}

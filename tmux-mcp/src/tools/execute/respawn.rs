@@ -1,0 +1,117 @@
+//! `respawn`: start a pane's program again in the same pane.
+
+use std::collections::BTreeMap;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::{tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use tmux_control::command::RespawnPane;
+
+use crate::reply::{Json, Summary, ToolError};
+use crate::server::TmuxMcp;
+use crate::tools::Guarded;
+use crate::tools::execute::{check_cwd, check_env};
+
+const RESPAWN: &str = "Restart the program in a pane, keeping the pane (same id, place and output log): after the program exited, or to replace a stuck one (kill=true, the default, ends the running program first). \
+command replaces what it runs (default: what it ran before, or the default shell); cwd and env as in create_terminal. \
+Returns the output cursor from just before the restart. Refuses tmux-mcp's own pane and the pane its client runs in. Fails if the target does not exist, or if kill=false and the program is still running.";
+
+/// Arguments of `respawn`.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RespawnArgs {
+    /// The pane: an id like `%3` or an exact name.
+    pub target: String,
+    /// Shell command to run (default: what the pane ran before).
+    pub command: Option<String>,
+    /// Working directory (an existing directory).
+    pub cwd: Option<String>,
+    /// Environment variables for the new process.
+    pub env: Option<BTreeMap<String, String>>,
+    /// End a program that is still running first (default true).
+    pub kill: Option<bool>,
+}
+
+/// Result of `respawn`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RespawnResult {
+    /// The pane.
+    pub pane: String,
+    /// What it runs now (none: the default shell).
+    pub command: Option<String>,
+    /// Output cursor from just before the restart.
+    pub cursor: u64,
+}
+
+impl Summary for RespawnResult {
+    fn summary(&self) -> String {
+        format!(
+            "Restarted pane {} running {}; its new output starts at cursor={}.",
+            self.pane,
+            self.command.as_deref().unwrap_or("the default shell"),
+            self.cursor
+        )
+    }
+}
+
+#[tool_router(router = respawn_router, vis = "pub(super)")]
+impl TmuxMcp {
+    #[tool(description = RESPAWN, annotations(title = "Respawn pane", read_only_hint = false, destructive_hint = true, idempotent_hint = false, open_world_hint = true))]
+    pub(crate) async fn respawn(
+        &self,
+        Parameters(args): Parameters<RespawnArgs>,
+    ) -> Result<Json<RespawnResult>, ToolError> {
+        let conn = self.conn().await?;
+        let r = conn.resolve(&args.target).await?;
+        let what = format!("Respawning pane {}", r.pane);
+        conn.refuse_home(&r, &what)?;
+        self.guard(&conn, &r, Guarded::Respawn).await?;
+        check_cwd(args.cwd.as_deref(), &what)?;
+        check_env(args.env.as_ref(), &what)?;
+        let po = conn.follow(r.pane).await?;
+        let given = args.command.clone().filter(|c| !c.trim().is_empty());
+        // Without a command tmux runs the pane's start command again: for a
+        // terminal tmux-mcp created, the program it was created with.
+        let mut cmd = RespawnPane::new(r.pane);
+        if args.kill.unwrap_or(true) {
+            cmd = cmd.kill();
+        }
+        if let Some(dir) = &args.cwd {
+            cmd = cmd.start_directory(dir);
+        }
+        for (k, v) in args.env.clone().unwrap_or_default() {
+            cmd = cmd.env(k, v);
+        }
+        if let Some(p) = &given {
+            cmd = cmd.command(p);
+        }
+        let cursor = po.end_offset();
+        conn.tmux
+            .respawn(cmd)
+            .await
+            .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+        // The followed state says "dead" until tmux's next state report
+        // (about a second): read it now, so that waits started right after
+        // this do not see the old exit.
+        po.refresh_state()
+            .await
+            .map_err(|e| ToolError::tmux(what, &e))?;
+        // What it runs now: the command given, else its start command
+        // without tmux-mcp's own wrapper.
+        let shown = match given {
+            Some(c) => Some(c),
+            None => conn
+                .tmux
+                .start_command(r.pane)
+                .await
+                .ok()
+                .filter(|c| !c.is_empty()),
+        };
+        Ok(Json(RespawnResult {
+            pane: r.pane.to_string(),
+            command: shown,
+            cursor,
+        }))
+    }
+}

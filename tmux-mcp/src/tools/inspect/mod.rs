@@ -1,0 +1,57 @@
+//! The `inspect` toolset: read tmux state and pane output (the waits are in
+//! [`crate::tools::waits`]). Nothing here sends input or changes tmux.
+//!
+//! `list` holds `list_terminals` and `pane_info`, `read` the tools that read
+//! a pane's screen and output; `inspect_router` joins their routers.
+
+mod list;
+mod read;
+
+use std::time::Duration;
+
+use rmcp::handler::server::router::tool::ToolRouter;
+
+use crate::reply::ToolError;
+use crate::server::TmuxMcp;
+
+pub use list::{
+    ListTerminalsArgs, ListTerminalsResult, PaneEntry, PaneInfoArgs, PaneInfoResult, SessionEntry,
+    WindowEntry,
+};
+pub use read::{
+    CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
+    SearchMatch, SearchOutputArgs, SearchOutputResult,
+};
+
+impl TmuxMcp {
+    /// The tools of this module (the waits have their own router).
+    pub(crate) fn inspect_router() -> ToolRouter<TmuxMcp> {
+        Self::list_router() + Self::read_router()
+    }
+}
+
+/// The last `n` lines of `text`.
+pub(crate) fn last_lines(text: &str, n: usize) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// A duration in whole milliseconds, for replies.
+pub(crate) fn ms(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The error of a wait the client cancelled.
+pub(crate) fn cancelled(what: &str) -> ToolError {
+    ToolError::new(what, "the client cancelled the request", "Nothing to do")
+}
+
+/// Builds the regex for a wait or search.
+pub(crate) fn pattern_source(pattern: &str, literal: bool, ignore_case: bool) -> String {
+    let body = if literal {
+        regex::escape(pattern)
+    } else {
+        pattern.to_owned()
+    };
+    format!("(?m{}){body}", if ignore_case { "i" } else { "" })
+}
