@@ -110,7 +110,7 @@ pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
     Expect, Mark, MarkScanner, Marks, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
-    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, ShellMark, Spawned, WaitError,
+    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, ShellMark, Spawned, Typed, WaitError,
 };
 pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
 pub use text::PlainText;

@@ -213,14 +213,6 @@ impl Version {
         self.at_least(3, 7)
     }
 
-    /// tmux 3.3a loses what a pane's program writes just before it exits
-    /// (the pane's pending output for control clients is dropped when the
-    /// program's exit is handled); measured with a program that prints and
-    /// exits at once, which 3.4 and later deliver every time.
-    pub(crate) fn drops_output_at_exit(&self) -> bool {
-        !self.at_least(3, 4)
-    }
-
     /// `capture-pane -N` pads lines with empty cells to the pane's width
     /// unless `-T` is given (3.4); 3.3a refuses `-T`.
     pub(crate) fn capture_has_trim_flag(&self) -> bool {

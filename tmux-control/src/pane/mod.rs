@@ -17,6 +17,7 @@
 
 mod expect;
 mod follow;
+mod input;
 mod log;
 mod marks;
 mod resolve;
@@ -37,6 +38,7 @@ use tokio::time::Instant;
 use tokio_stream::wrappers::WatchStream;
 
 pub use expect::{Expect, Match, Pattern, WaitError};
+pub use input::Typed;
 pub use log::{PaneChunk, PaneEnd};
 pub use marks::{Mark, MarkScanner, Marks, ShellMark};
 pub use resolve::Resolved;

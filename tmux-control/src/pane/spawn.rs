@@ -22,9 +22,10 @@ use crate::ids::{PaneId, SessionId, WindowId};
 /// and it never exits on its own.
 const PLACEHOLDER: &str = "exec sleep 2147483647";
 
-/// Put before a program's command line on tmux versions that lose the
-/// output a program writes just before it exits: the shell lingers a
-/// moment after the command, so its last output reaches the connection.
+/// Put before a program's command line: the shell lingers a moment after
+/// the command, so that what it writes just before it exits reaches the
+/// connection. Without it tmux loses that output, every time on 3.3a and
+/// now and then on later versions (seen on 3.7c on a busy machine).
 const LINGER: &str = "trap 'sleep 0.25' EXIT; ";
 
 /// The shells that understand [`LINGER`].
@@ -120,9 +121,9 @@ impl Tmux {
     }
 
     /// Respawns a pane (`respawn-pane`), with the same care for its last
-    /// output as [`Tmux::spawn`]: on tmux versions that lose what a program
-    /// writes just before it exits, a given command runs in a shell that
-    /// lingers a moment after it.
+    /// output as [`Tmux::spawn`]: a given command runs in a shell that
+    /// lingers a moment after it, since tmux can lose what a program writes
+    /// just before it exits.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -174,12 +175,8 @@ impl Tmux {
         })
     }
 
-    /// Wraps the command in [`LINGER`] where tmux needs it and the shell
-    /// understands it.
+    /// Wraps the command in [`LINGER`] when the shell understands it.
     async fn linger(&self, command: &mut RespawnPane) -> Result<()> {
-        if !self.version().drops_output_at_exit() {
-            return Ok(());
-        }
         let shell = self
             .run(ShowOption::new(OptionScope::Session, "default-shell").global())
             .await?;

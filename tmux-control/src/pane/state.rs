@@ -55,8 +55,8 @@ pub struct PaneExit {
 
 /// The names tmux shows as a pane's current command while its program
 /// starts: the forked server process before it execs, and the first word
-/// of the line [`Tmux::spawn`](crate::Tmux::spawn) runs on tmux 3.3a
-/// (`trap …`) until the child has taken the terminal.
+/// of the line [`Tmux::spawn`](crate::Tmux::spawn) runs (`trap …`) until
+/// the child has taken the terminal.
 const START_UP_NAMES: &[&str] = &["tmux", "trap"];
 
 impl PaneState {

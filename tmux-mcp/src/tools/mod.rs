@@ -12,7 +12,8 @@ use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::command::{Key, PasteBuffer, SendKeys, SetBuffer};
+use tmux_control::Typed;
+use tmux_control::command::{Key, SendKeys};
 use tmux_control::{PaneId, PaneOutput};
 
 use tmux_control::Resolved;
@@ -39,11 +40,6 @@ pub(crate) enum Guarded {
     /// Killing the server.
     KillServer,
 }
-
-/// Most characters per `send-keys -l` command.
-const LITERAL_CHUNK: usize = 1000;
-/// Most bytes per `send-keys -H` or `set-buffer` command.
-const BYTES_CHUNK: usize = 1000;
 
 /// Status of a wait, in every wait reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -247,27 +243,11 @@ pub(crate) async fn type_text(
     pane: PaneId,
     text: &str,
 ) -> Result<Delivery, ToolError> {
-    let what = format!("Typing into pane {pane}");
-    if text.is_empty() {
-        return Ok(Delivery::EnterOnly);
-    }
-    let printable = !text.chars().any(|c| c < ' ' || c == '\x7f');
-    if printable {
-        for chunk in char_chunks(text, LITERAL_CHUNK) {
-            conn.tmux
-                .run(SendKeys::literal(pane, chunk))
-                .await
-                .map_err(|e| ToolError::tmux(what.clone(), &e))?;
-        }
-        Ok(Delivery::Literal)
-    } else {
-        for cmd in SendKeys::hex_chunks(pane, text.as_bytes(), BYTES_CHUNK) {
-            conn.tmux
-                .run(cmd)
-                .await
-                .map_err(|e| ToolError::tmux(what.clone(), &e))?;
-        }
-        Ok(Delivery::Bytes)
+    match conn.tmux.type_text(pane, text).await {
+        Ok(Typed::Literal) => Ok(Delivery::Literal),
+        Ok(Typed::Bytes) => Ok(Delivery::Bytes),
+        Ok(_) => Ok(Delivery::EnterOnly),
+        Err(e) => Err(ToolError::tmux(format!("Typing into pane {pane}"), &e)),
     }
 }
 
@@ -278,26 +258,10 @@ pub(crate) async fn paste(
     text: &str,
     bracketed: bool,
 ) -> Result<(), ToolError> {
-    let what = format!("Pasting into pane {pane}");
-    let name = format!("tmux-mcp-{}", crate::markers::nonce());
-    for (i, chunk) in char_chunks(text, BYTES_CHUNK).into_iter().enumerate() {
-        let mut set = SetBuffer::new(chunk).buffer(&name);
-        if i > 0 {
-            set = set.append();
-        }
-        conn.tmux
-            .run(set)
-            .await
-            .map_err(|e| ToolError::tmux(what.clone(), &e))?;
-    }
-    let mut cmd = PasteBuffer::new(pane).buffer(&name).delete();
-    if bracketed {
-        cmd = cmd.bracketed();
-    }
     conn.tmux
-        .run(cmd)
+        .paste(pane, text, bracketed)
         .await
-        .map_err(|e| ToolError::tmux(what, &e))
+        .map_err(|e| ToolError::tmux(format!("Pasting into pane {pane}"), &e))
 }
 
 /// Presses Enter in `pane`.
@@ -306,21 +270,6 @@ pub(crate) async fn press_enter(conn: &Conn, pane: PaneId) -> Result<(), ToolErr
         .run(SendKeys::keys(pane, [Key::ENTER]))
         .await
         .map_err(|e| ToolError::tmux(format!("Pressing Enter in pane {pane}"), &e))
-}
-
-/// Splits `text` into pieces of at most `max` bytes, on character boundaries.
-pub(crate) fn char_chunks(text: &str, max: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = text;
-    while !rest.is_empty() {
-        let mut end = rest.len().min(max.max(4));
-        while !rest.is_char_boundary(end) {
-            end -= 1;
-        }
-        out.push(&rest[..end]);
-        rest = &rest[end..];
-    }
-    out
 }
 
 /// Refuses to type into a pane whose program has exited, or that is in a
@@ -353,19 +302,4 @@ pub(crate) fn check_typable(
         ));
     }
     Ok(())
-}
-
-#[cfg(test)]
-#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn chunks_keep_characters_whole() {
-        let text = "aé🚀b".repeat(300);
-        let chunks = char_chunks(&text, 7);
-        assert!(chunks.iter().all(|c| c.len() <= 7));
-        assert_eq!(chunks.concat(), text);
-        assert!(char_chunks("", 5).is_empty());
-    }
 }
