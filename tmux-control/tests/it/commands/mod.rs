@@ -17,9 +17,8 @@ use tmux_control::command::{
     SelectPane, SelectWindow, SendKeys, SessionInfo, SetBuffer, SetEnvironment, SetOption,
     ShowBuffer, ShowEnvironment, ShowOption, Size, SplitWindow, Subscription, WaitFor, WindowInfo,
 };
-mod common;
 
-use common::{bounded, gated};
+use crate::common::{bounded, gated};
 use tmux_control::proto::Notification;
 use tmux_control::{
     Error, Event, IsolatedServer, PaneId, Pattern, PlainText, SessionId, Tmux, WindowId,
