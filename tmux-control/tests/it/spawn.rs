@@ -1,13 +1,10 @@
 //! `Tmux::spawn` (a program followed from its first byte, in a new
 //! session, window or split, in any session) and `Tmux::resolve`, against
 //! real tmux on isolated servers.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;
 
-mod common;
-
-use common::bounded;
+use crate::common::bounded;
 use tmux_control::command::{NewSession, NewWindow, SplitWindow};
 use tmux_control::{ISOLATED_CONFIG, IsolatedServer, Pattern, Spawned, Tmux};
 

@@ -46,6 +46,18 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Every `.rs` file under `dir`, however deep.
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
 /// The statement that starts at `at`: up to the first `;` outside brackets
 /// and strings, or 600 bytes.
 fn statement(src: &str, at: usize) -> &str {
@@ -203,6 +215,28 @@ fn no_test_example_or_bench_runs_tmux_without_a_private_socket() {
     let mut files = Vec::new();
     walk(root, root, &mut files);
     assert!(files.len() >= 3, "the scan found almost nothing: {files:?}");
+    // Each package's integration tests are one test binary whose modules
+    // live in folders (`tests/it/commands/…`): every file of them, however
+    // deep, is scanned.
+    let mut packages = 0;
+    for entry in std::fs::read_dir(root).unwrap() {
+        let package = entry.unwrap().path();
+        let tests = package.join("tests");
+        if !package.join("Cargo.toml").is_file() || !tests.is_dir() {
+            continue;
+        }
+        packages += 1;
+        let mut sources = Vec::new();
+        rust_files(&tests, &mut sources);
+        for source in &sources {
+            assert!(
+                files.contains(source),
+                "the scan missed {}",
+                source.display()
+            );
+        }
+    }
+    assert!(packages >= 3, "found the tests of only {packages} packages");
     let this = Path::new(file!()).file_name().unwrap();
     let mut problems = Vec::new();
     for f in &files {

@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-mod common;
-
-use common::{body_text, bounded};
+use crate::common::{body_text, bounded};
 use tmux_control::{ConnectOptions, Error, Event, IsolatedServer, Server, Tmux};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

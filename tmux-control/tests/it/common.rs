@@ -1,5 +1,5 @@
-//! Helpers shared by the integration tests (each test file includes this
-//! module; not every file uses every helper).
+//! Helpers shared by the integration test modules (not every module uses
+//! every helper).
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Duration;

@@ -1,12 +1,9 @@
 //! The library's tracing events, captured from one command on a real tmux.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
-mod common;
-
-use common::bounded;
+use crate::common::bounded;
 use tmux_control::command::{DisplayMessage, KillPane};
 use tmux_control::{Event, IsolatedServer, PaneId, Tmux};
 

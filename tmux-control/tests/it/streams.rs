@@ -4,9 +4,7 @@
 
 use std::time::Duration;
 
-mod common;
-
-use common::{bounded, gated, ok, open_gate};
+use crate::common::{bounded, gated, ok, open_gate};
 use tmux_control::{
     ConnectOptions, Event, IsolatedServer, PaneChunk, PaneId, PaneOutput, Pattern, Tmux, WaitError,
 };
