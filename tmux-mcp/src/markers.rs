@@ -23,12 +23,6 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 use sha2::{Digest as _, Sha256};
 use tmux_control::{MarkScanner, PaneId, ShellMark};
 
-/// Shells whose syntax the wrapper line is written in.
-pub const POSIX_SHELLS: &[&str] = &[
-    "bash", "zsh", "sh", "dash", "ksh", "ksh93", "mksh", "pdksh", "ash", "busybox", "yash", "posh",
-    "oksh", "loksh",
-];
-
 /// The state of one run, kept between calls so that a run that outlives
 /// one call can be resumed by the next.
 #[derive(Debug, Clone)]
@@ -152,17 +146,6 @@ pub fn wrapper_line(command: &str, nonce: &str) -> String {
     )
 }
 
-/// Whether `name` (a `#{pane_current_command}`) is a shell the wrapper
-/// works in.
-pub fn is_posix_shell(name: &str) -> bool {
-    let base = name
-        .rsplit('/')
-        .next()
-        .unwrap_or(name)
-        .trim_start_matches('-');
-    POSIX_SHELLS.contains(&base)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -236,9 +219,5 @@ mod tests {
         assert!(wrapper_line("echo 'a'", N).contains(r"eval 'echo '\''a'\'''"));
         assert_eq!(nonce().len(), 16);
         assert_ne!(nonce(), nonce());
-        assert!(is_posix_shell("bash"));
-        assert!(is_posix_shell("-zsh"));
-        assert!(!is_posix_shell("fish"));
-        assert!(!is_posix_shell("python3"));
     }
 }

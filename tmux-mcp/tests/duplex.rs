@@ -429,11 +429,13 @@ const TRICKY: &str = "semi;colon 'single' \"double\" $HOME ${x} `date` back\\sla
 /// A terminal running `od -c` on its own input, with the terminal's echo
 /// turned off (so the pane shows only od's dump), ready to read.
 async fn od_pane(h: &Harness, name: &str) -> String {
+    ready_pane(h, name, "stty -echo; echo od-ready; LC_ALL=C od -c").await
+}
+
+/// A terminal running `command`, once it has printed `od-ready`.
+async fn ready_pane(h: &Harness, name: &str, command: &str) -> String {
     let created = h
-        .ok(
-            "create_terminal",
-            json!({"name": name, "command": "stty -echo; echo od-ready; LC_ALL=C od -c"}),
-        )
+        .ok("create_terminal", json!({"name": name, "command": command}))
         .await;
     let pane = created["pane"].as_str().unwrap().to_owned();
     let ready = h
@@ -507,24 +509,33 @@ async fn paste_is_byte_exact_with_control_bytes_checked_with_od() {
         // output processing left on, and `head -c` reading exactly the
         // pasted bytes, so od shows every byte that reached the program.
         let n = CONTROL.len();
-        let created = h
+        let command = format!("stty raw -echo opost; echo od-ready; head -c {n} | LC_ALL=C od -c");
+        let pane = ready_pane(&h, "od-paste", &command).await;
+        let pasted = h
             .ok(
-                "create_terminal",
-                json!({"name": "od-paste", "command": format!("stty raw -echo opost; echo od-ready; head -c {n} | LC_ALL=C od -c")}),
+                "paste_text",
+                json!({"target": pane, "text": CONTROL, "bracketed": false}),
             )
             .await;
-        let pane = created["pane"].as_str().unwrap().to_owned();
-        let ready = h
-            .ok("wait_for_output", json!({"target": pane, "pattern": "od-ready", "literal": true, "cursor": 0, "timeout_secs": 10}))
+        assert_eq!(
+            (pasted["delivery"].as_str(), pasted["bytes"].as_u64()),
+            (Some("paste"), Some(n as u64)),
+            "{pasted}"
+        );
+        let exit = h
+            .ok("wait_for_exit", json!({"target": pane, "timeout_secs": 10}))
             .await;
-        assert_eq!(ready["status"], "matched", "{ready}");
-        let pasted = h
-            .ok("paste_text", json!({"target": pane, "text": CONTROL, "bracketed": false}))
+        assert_eq!(
+            (exit["status"].as_str(), exit["exit_status"].as_i64()),
+            (Some("exited"), Some(0)),
+            "{exit}"
+        );
+        let dump = h
+            .ok(
+                "read_output",
+                json!({"target": pane, "cursor": pasted["cursor"]}),
+            )
             .await;
-        assert_eq!((pasted["delivery"].as_str(), pasted["bytes"].as_u64()), (Some("paste"), Some(n as u64)), "{pasted}");
-        let exit = h.ok("wait_for_exit", json!({"target": pane, "timeout_secs": 10})).await;
-        assert_eq!((exit["status"].as_str(), exit["exit_status"].as_i64()), (Some("exited"), Some(0)), "{exit}");
-        let dump = h.ok("read_output", json!({"target": pane, "cursor": pasted["cursor"]})).await;
         // A paste delivers each newline as a carriage return, as a terminal
         // paste does; every other byte arrives as it was given.
         let expected = od_c(CONTROL.replace('\n', "\r").as_bytes());

@@ -10,6 +10,7 @@
 //! `respawn-pane` without a command runs it again.
 
 use super::PaneOutput;
+use super::state::PaneState;
 use crate::command::{
     DisplayMessage, KillPane, NewPane, NewPaneKind, OptionScope, RespawnPane, SetOption,
     ShowOption, unvis,
@@ -27,20 +28,6 @@ const PLACEHOLDER: &str = "exec sleep 2147483647";
 /// connection. Without it tmux loses that output, every time on 3.3a and
 /// now and then on later versions (seen on 3.7c on a busy machine).
 const LINGER: &str = "trap 'sleep 0.25' EXIT; ";
-
-/// The shells that understand [`LINGER`].
-const POSIX_SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "yash"];
-
-/// Whether `name` (a command name or path, `-bash` for a login shell) is a
-/// POSIX shell.
-fn is_posix_shell(name: &str) -> bool {
-    let base = name
-        .rsplit('/')
-        .next()
-        .unwrap_or(name)
-        .trim_start_matches('-');
-    POSIX_SHELLS.contains(&base)
-}
 
 /// A pane started by [`Tmux::spawn`].
 #[derive(Debug, Clone)]
@@ -183,7 +170,7 @@ impl Tmux {
         if shell
             .as_ref()
             .and_then(|v| v.as_str())
-            .is_some_and(is_posix_shell)
+            .is_some_and(PaneState::is_posix_shell)
         {
             command.prefix_command(LINGER);
         }

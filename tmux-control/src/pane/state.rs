@@ -59,7 +59,31 @@ pub struct PaneExit {
 /// the child has taken the terminal.
 const START_UP_NAMES: &[&str] = &["tmux", "trap"];
 
+/// Shells that take POSIX `sh` syntax, by command name.
+const POSIX_SHELLS: &[&str] = &[
+    "bash", "zsh", "sh", "dash", "ksh", "ksh93", "mksh", "pdksh", "ash", "busybox", "yash", "posh",
+    "oksh", "loksh",
+];
+
 impl PaneState {
+    /// Whether `command` (a command name or path as tmux shows it, `-bash`
+    /// for a login shell) is a shell that takes POSIX `sh` syntax.
+    ///
+    /// ```
+    /// use tmux_control::PaneState;
+    /// assert!(PaneState::is_posix_shell("bash") && PaneState::is_posix_shell("-zsh"));
+    /// assert!(PaneState::is_posix_shell("/bin/sh"));
+    /// assert!(!PaneState::is_posix_shell("fish") && !PaneState::is_posix_shell("python3"));
+    /// ```
+    pub fn is_posix_shell(command: &str) -> bool {
+        let base = command
+            .rsplit('/')
+            .next()
+            .unwrap_or(command)
+            .trim_start_matches('-');
+        POSIX_SHELLS.contains(&base)
+    }
+
     /// Whether `command`, a pane's current command as tmux names it
     /// (`#{pane_current_command}`), is one tmux shows only while a pane's
     /// program is starting, so that the real one is still to come.

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use tmux_control::{PaneChunk, PaneExit, PaneOutput, PaneState, WaitError};
 
 use crate::backend::Conn;
-use crate::markers::{Finished, RunState, Scanner, is_posix_shell, nonce, wrapper_line};
+use crate::markers::{Finished, RunState, Scanner, nonce, wrapper_line};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
@@ -262,7 +262,7 @@ impl TmuxMcp {
                 "Use send_text / send_keys to talk to it, or quit it first; force=true types the command anyway",
             ));
         }
-        if !force && !is_posix_shell(&row.current_command) {
+        if !force && !PaneState::is_posix_shell(&row.current_command) {
             return Err(ToolError::new(
                 what,
                 format!(
