@@ -251,8 +251,8 @@ struct Latency {
 /// connection, time until the wait returns.
 async fn ours_sample(tmux: &Tmux, out: &PaneOutput, pane: PaneId, i: usize) -> Duration {
     let marker = format!("Z{i}Q");
-    let wait = out.expect(Pattern::literal(&marker).unwrap());
-    let prompt = out.expect(Pattern::literal(PROMPT).unwrap());
+    let wait = out.expect(Pattern::literal(&marker));
+    let prompt = out.expect(Pattern::literal(PROMPT));
     let keys = format!("send-keys -t {pane} -l 'printf \"Z%sQ\\n\" {i}'");
     let enter = format!("send-keys -t {pane} Enter");
     let started = Instant::now();
@@ -339,7 +339,7 @@ fn latency(rt: &tokio::runtime::Runtime) -> Latency {
     let (pane, out) = rt.block_on(async {
         let pane = new_pane(&tmux, &gated("lat", &format!("exec env PS1={PROMPT} sh"))).await;
         let out = tmux.follow(pane).await.unwrap();
-        let prompt = out.expect(Pattern::literal(PROMPT).unwrap());
+        let prompt = out.expect(Pattern::literal(PROMPT));
         open_gate(&tmux, "lat").await;
         prompt.wait(Duration::from_secs(20)).await.unwrap();
         (pane, out)
@@ -368,9 +368,9 @@ fn latency(rt: &tokio::runtime::Runtime) -> Latency {
     let mut poll_block = |count: usize, phased: bool, into: Option<&mut PollRuns>| {
         let mut runs = PollRuns::default();
         for k in 0..count {
-            let prompt = out.expect(Pattern::literal(PROMPT).unwrap());
+            let prompt = out.expect(Pattern::literal(PROMPT));
             // The push wait on the same marker tells when the line arrived.
-            let watch = out.expect(Pattern::literal(&format!("Z{m}Q")).unwrap());
+            let watch = out.expect(Pattern::literal(&format!("Z{m}Q")));
             let watcher = rt.spawn(async move {
                 watch.wait(Duration::from_secs(10)).await.unwrap();
                 Instant::now()
@@ -612,7 +612,7 @@ impl Variant {
             Variant::Full | Variant::Sub64 | Variant::SkipAhead | Variant::NoSleepOnMissed => {
                 Some(64)
             }
-            Variant::SubDefault => Some(tmux_control::DEFAULT_SUBSCRIPTION_CAPACITY),
+            Variant::SubDefault => Some(tmux_control::Subscription::DEFAULT_CAPACITY),
             _ => None,
         }
     }

@@ -61,7 +61,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .await?;
     started
         .output
-        .expect_from(Pattern::literal("--- done")?, started.start)
+        .expect_from(Pattern::literal("--- done"), started.start)
         .wait(Duration::from_secs(30))
         .await?;
     let (_, bytes) = started.output.read_from(started.start, 1 << 20);

@@ -64,7 +64,7 @@
 //! let pane = tmux.follow(created.pane).await?;
 //!
 //! // Register the wait first, then act: nothing printed in between is missed.
-//! let done = pane.expect(Pattern::literal("hello from tmux")?);
+//! let done = pane.expect(Pattern::literal("hello from tmux"));
 //! tmux.run(SendKeys::literal(created.pane, "echo hello from $0 | sed s/sh/tmux/")).await?;
 //! tmux.run(SendKeys::keys(created.pane, [Key::named(NamedKey::Enter)])).await?;
 //! let found = done.wait(Duration::from_secs(10)).await?;
@@ -80,7 +80,7 @@
 //! ## Sessions the library creates
 //!
 //! A control client exists only while it is attached to a session. By
-//! default [`Tmux::connect`] attaches to the session [`DEFAULT_SESSION`]
+//! default [`Tmux::connect`] attaches to the session [`ConnectOptions::DEFAULT_SESSION`]
 //! (`tmux-control`), creating it if needed, so `tmux ls` shows it. If that
 //! session is destroyed (for example its last window exits) tmux ends the
 //! connection and every call fails with [`Error::Closed`]; keep something
@@ -102,16 +102,13 @@ mod server;
 mod text;
 mod version;
 
-pub use connection::{
-    ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PANE_LOG, DEFAULT_PAUSE_AFTER,
-    DEFAULT_SESSION, DEFAULT_SUBSCRIPTION_CAPACITY, Event, Subscription, Tmux,
-};
+pub use connection::{ConnectOptions, Event, Subscription, Tmux};
 pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
     Expect, Mark, MarkScanner, Marks, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
     PaneStateChanges, PaneStream, Pattern, Resolved, Screen, ShellMark, Spawned, Typed, WaitError,
 };
-pub use server::{ISOLATED_CONFIG, IsolatedServer, Server};
+pub use server::{IsolatedServer, Server};
 pub use text::PlainText;
 pub use version::Version;

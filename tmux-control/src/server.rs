@@ -232,8 +232,9 @@ pub struct IsolatedServer {
     server: Server,
 }
 
-/// The configuration an isolated server starts with.
-pub const ISOLATED_CONFIG: &str = "\
+impl IsolatedServer {
+    /// The configuration an isolated server starts with.
+    pub const CONFIG: &'static str = "\
 # Written by tmux-control for an isolated server.
 set -g history-limit 50000
 set -g exit-empty on
@@ -242,11 +243,10 @@ set -g remain-on-exit off
 set -g default-size 200x50
 ";
 
-impl IsolatedServer {
     /// Creates the private directory, socket path and configuration. The
     /// server itself starts with the first connection.
     pub fn new() -> Result<Self> {
-        Self::with_config(ISOLATED_CONFIG)
+        Self::with_config(Self::CONFIG)
     }
 
     /// Like [`IsolatedServer::new`] with a configuration of your own.

@@ -161,7 +161,7 @@ async fn a_session_command_and_wait_all_through_ssh() {
         assert!(!r.error, "{:?}", r.body);
         let pane = String::from_utf8_lossy(&r.body[0]).parse().unwrap();
         let out = tmux.follow(pane).await.unwrap();
-        let wait = out.expect(Pattern::literal("over ssh").unwrap());
+        let wait = out.expect(Pattern::literal("over ssh"));
         let r = tmux.raw_line("wait-for -S go").await.unwrap();
         assert!(!r.error);
         let m = wait.wait(Duration::from_secs(20)).await.unwrap();

@@ -30,9 +30,7 @@ use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{mpsc, oneshot, watch};
 
-pub use options::{
-    ConnectOptions, DEFAULT_CONNECT_TIMEOUT, DEFAULT_PANE_LOG, DEFAULT_PAUSE_AFTER, DEFAULT_SESSION,
-};
+pub use options::ConnectOptions;
 pub use routing::Subscription;
 pub(crate) use routing::{PaneSink, Watcher};
 
@@ -44,9 +42,6 @@ use crate::server::Server;
 use crate::version::{OLDEST, Version};
 use routing::Subscriber;
 use task::ConnectionTask;
-
-/// Default queue length of a [`Subscription`].
-pub const DEFAULT_SUBSCRIPTION_CAPACITY: usize = 4096;
 
 /// Something the connection saw that is not the reply to a caller's command.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -196,7 +191,7 @@ impl WeakTmux {
 
 impl Tmux {
     /// Connects to `server`, attaching to (or creating) the session
-    /// [`DEFAULT_SESSION`]. The server is started if it is not running.
+    /// [`ConnectOptions::DEFAULT_SESSION`]. The server is started if it is not running.
     pub async fn connect(server: &Server) -> Result<Tmux> {
         Self::connect_with(server, ConnectOptions::default()).await
     }
@@ -426,7 +421,7 @@ impl Tmux {
     /// length. A subscriber that does not keep up gets [`Event::Gap`]
     /// markers; it never slows the connection or other subscribers.
     pub fn subscribe(&self) -> Subscription {
-        self.subscribe_with_capacity(DEFAULT_SUBSCRIPTION_CAPACITY)
+        self.subscribe_with_capacity(Subscription::DEFAULT_CAPACITY)
     }
 
     /// Subscribes with a queue of `capacity` events (at least 1).
@@ -458,8 +453,26 @@ impl Tmux {
         self.shared.closed()
     }
 
-    /// A description of the server, like `tmux -L work`.
-    pub fn server(&self) -> &str {
+    /// How to reach the server again: the address this connection was
+    /// made with, or `None` for a connection over a caller's streams
+    /// ([`Tmux::connect_stream`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> tmux_control::Result<()> {
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// assert_eq!(tmux.server().map(|s| s.describe()), Some(server.server().describe()));
+    /// # Ok(()) }
+    /// ```
+    pub fn server(&self) -> Option<&Server> {
+        self.shared.address.as_ref()
+    }
+
+    /// A description of the server for messages, like `tmux -L work` (or
+    /// the description given to [`Tmux::connect_stream`]).
+    pub fn describe(&self) -> &str {
         &self.shared.server
     }
 

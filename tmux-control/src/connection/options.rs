@@ -5,10 +5,6 @@ use std::time::Duration;
 use crate::error::{Error, Result};
 use crate::ids::SessionId;
 
-/// Default size of a followed pane's output log
-/// ([`ConnectOptions::pane_log`]).
-pub const DEFAULT_PANE_LOG: usize = 4 << 20;
-
 /// Options for [`Tmux::connect_with`](crate::Tmux::connect_with).
 ///
 /// ```
@@ -28,28 +24,38 @@ pub struct ConnectOptions {
     command: Option<String>,
 }
 
-/// The session a connection attaches to when none is named.
-pub const DEFAULT_SESSION: &str = "tmux-control";
-
 impl Default for ConnectOptions {
     fn default() -> Self {
         Self {
-            session: DEFAULT_SESSION.to_owned(),
+            session: Self::DEFAULT_SESSION.to_owned(),
             create: true,
             size: None,
-            pause_after: Some(DEFAULT_PAUSE_AFTER),
-            pane_log: DEFAULT_PANE_LOG,
+            pause_after: Some(Self::DEFAULT_PAUSE_AFTER),
+            pane_log: Self::DEFAULT_PANE_LOG,
             observer: false,
-            timeout: DEFAULT_CONNECT_TIMEOUT,
+            timeout: Self::DEFAULT_TIMEOUT,
             command: None,
         }
     }
 }
 
 impl ConnectOptions {
+    /// The session a connection attaches to when none is named.
+    pub const DEFAULT_SESSION: &'static str = "tmux-control";
+
+    /// Default for [`ConnectOptions::timeout`].
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+    /// Default `pause-after`, in seconds ([`ConnectOptions::pause_after`]).
+    pub const DEFAULT_PAUSE_AFTER: u32 = 10;
+
+    /// Default size of a followed pane's output log
+    /// ([`ConnectOptions::pane_log`]): 4 MiB.
+    pub const DEFAULT_PANE_LOG: usize = 4 << 20;
+
     /// The session to attach to (created if missing unless
     /// [`attach_only`](ConnectOptions::attach_only) is set). Default
-    /// [`DEFAULT_SESSION`].
+    /// [`ConnectOptions::DEFAULT_SESSION`].
     pub fn session(mut self, name: impl Into<String>) -> Self {
         self.session = name.into();
         self
@@ -71,7 +77,7 @@ impl ConnectOptions {
     /// is `seconds` behind (`pause-after`), and the connection resumes it at
     /// once, reporting the loss ([`PaneChunk::Lost`](crate::PaneChunk)).
     /// `None` turns it off: tmux then throttles the pane's program instead.
-    /// Default: [`DEFAULT_PAUSE_AFTER`] seconds.
+    /// Default: [`ConnectOptions::DEFAULT_PAUSE_AFTER`] seconds.
     pub fn pause_after(mut self, seconds: Option<u32>) -> Self {
         self.pause_after = seconds;
         self
@@ -88,7 +94,7 @@ impl ConnectOptions {
 
     /// How long connecting may take before it fails with
     /// [`Error::Timeout`] and the client process is stopped (default
-    /// [`DEFAULT_CONNECT_TIMEOUT`]; over ssh this includes the login).
+    /// [`ConnectOptions::DEFAULT_TIMEOUT`]; over ssh this includes the login).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
         self
@@ -164,12 +170,6 @@ impl ConnectOptions {
         Ok(argv)
     }
 }
-
-/// Default for [`ConnectOptions::timeout`].
-pub const DEFAULT_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
-
-/// Default `pause-after` in seconds.
-pub const DEFAULT_PAUSE_AFTER: u32 = 10;
 
 fn validate_session_name(name: &str) -> Result<()> {
     if let Some(digits) = name.strip_prefix('$')

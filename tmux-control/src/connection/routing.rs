@@ -201,6 +201,9 @@ pub struct Subscription {
 }
 
 impl Subscription {
+    /// The queue length of [`Tmux::subscribe`](crate::Tmux::subscribe).
+    pub const DEFAULT_CAPACITY: usize = 4096;
+
     pub(super) fn new(
         rx: mpsc::Receiver<Event>,
         missed: Arc<AtomicU64>,

@@ -13,26 +13,50 @@ use crate::text::PlainText;
 ///
 /// ```
 /// use tmux_control::Pattern;
-/// assert!(Pattern::literal("a.b").is_ok());
+/// let dots = Pattern::literal("a.b"); // matches "a.b" only, never "axb"
 /// assert!(Pattern::regex("(unclosed").is_err());
+/// # let _ = dots;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Pattern {
-    regex: regex::bytes::Regex,
+    matcher: Matcher,
     raw: bool,
 }
 
+#[derive(Debug, Clone)]
+enum Matcher {
+    Regex(regex::bytes::Regex),
+    Literal(Vec<u8>),
+}
+
+impl Matcher {
+    /// The first match at or after `from`, as a byte range.
+    fn find_at(&self, text: &[u8], from: usize) -> Option<(usize, usize)> {
+        match self {
+            Matcher::Regex(regex) => regex.find_at(text, from).map(|m| (m.start(), m.end())),
+            Matcher::Literal(needle) => memchr::memmem::find(text.get(from..)?, needle)
+                .map(|at| (from + at, from + at + needle.len())),
+        }
+    }
+}
+
 impl Pattern {
-    /// Matches `text` literally.
-    pub fn literal(text: &str) -> Result<Self, crate::error::Error> {
-        Self::regex(&regex::escape(text))
+    /// Matches `text` literally (it cannot fail: any text is a literal).
+    pub fn literal(text: &str) -> Self {
+        Self {
+            matcher: Matcher::Literal(text.as_bytes().to_vec()),
+            raw: false,
+        }
     }
 
     /// Matches a regular expression (Rust `regex` syntax; `(?m)` for `^`/`$` per line).
     pub fn regex(pattern: &str) -> Result<Self, crate::error::Error> {
         let regex = regex::bytes::Regex::new(pattern)
             .map_err(|e| crate::error::Error::InvalidArgument(format!("bad pattern: {e}")))?;
-        Ok(Self { regex, raw: false })
+        Ok(Self {
+            matcher: Matcher::Regex(regex),
+            raw: false,
+        })
     }
 
     /// Match against the raw bytes, escape sequences included (default:
@@ -133,13 +157,13 @@ impl Expect {
             let from = line_start
                 .max(before_len.saturating_sub(LOOKBACK))
                 .min(searched_to.max(before_len.saturating_sub(LOOKBACK)));
-            if let Some(m) = self.pattern.regex.find_at(&text, from) {
-                let ctx_start = m.start().saturating_sub(512);
+            if let Some((start, end)) = self.pattern.matcher.find_at(&text, from) {
+                let ctx_start = start.saturating_sub(512);
                 return Ok(Match {
-                    text: String::from_utf8_lossy(m.as_bytes()).into_owned(),
-                    before: String::from_utf8_lossy(&text[ctx_start..m.start()]).into_owned(),
-                    after: String::from_utf8_lossy(&text[m.end()..]).into_owned(),
-                    text_offset: dropped + m.start() as u64,
+                    text: String::from_utf8_lossy(&text[start..end]).into_owned(),
+                    before: String::from_utf8_lossy(&text[ctx_start..start]).into_owned(),
+                    after: String::from_utf8_lossy(&text[end..]).into_owned(),
+                    text_offset: dropped + start as u64,
                     resume_offset: self.stream.offset(),
                 });
             }

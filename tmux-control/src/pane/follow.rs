@@ -225,7 +225,7 @@ impl Tmux {
     /// let tmux = Tmux::connect(server.server()).await?;
     /// let window = tmux.run(NewWindow::new().command("exec cat")).await?;
     /// let output = tmux.follow(window.pane).await?;
-    /// let echoed = output.expect(Pattern::literal("hello")?);
+    /// let echoed = output.expect(Pattern::literal("hello"));
     /// tmux.run(SendKeys::literal(window.pane, "hello")).await?;
     /// echoed.wait(Duration::from_secs(10)).await?;
     /// # Ok(()) }

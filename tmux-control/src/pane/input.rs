@@ -41,7 +41,7 @@ impl Tmux {
     /// let server = IsolatedServer::new()?;
     /// let tmux = Tmux::connect(server.server()).await?;
     /// let started = tmux.spawn(NewWindow::new().command("exec cat")).await?;
-    /// let echoed = started.output.expect(Pattern::literal("#{pane_id} ; Enter")?);
+    /// let echoed = started.output.expect(Pattern::literal("#{pane_id} ; Enter"));
     /// assert_eq!(tmux.type_text(started.pane, "#{pane_id} ; Enter").await?, Typed::Literal);
     /// echoed.wait(Duration::from_secs(10)).await?;
     /// assert_eq!(tmux.type_text(started.pane, "line\n").await?, Typed::Bytes);
@@ -81,7 +81,7 @@ impl Tmux {
     /// let server = IsolatedServer::new()?;
     /// let tmux = Tmux::connect(server.server()).await?;
     /// let started = tmux.spawn(NewWindow::new().command("exec cat")).await?;
-    /// let echoed = started.output.expect(Pattern::literal("two")?);
+    /// let echoed = started.output.expect(Pattern::literal("two"));
     /// tmux.paste(started.pane, "one\ntwo", true).await?;
     /// echoed.wait(Duration::from_secs(10)).await?;
     /// # Ok(()) }

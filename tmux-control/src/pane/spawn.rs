@@ -64,7 +64,7 @@ impl Tmux {
     /// let tmux = Tmux::connect(server.server()).await?;
     /// // Printed the instant it starts, and still not missed.
     /// let started = tmux.spawn(NewWindow::new().command("echo first words; exec sleep 60")).await?;
-    /// let seen = started.output.expect_from(Pattern::literal("first words")?, started.start);
+    /// let seen = started.output.expect_from(Pattern::literal("first words"), started.start);
     /// seen.wait(Duration::from_secs(10)).await?;
     /// # Ok(()) }
     /// ```

@@ -405,7 +405,8 @@ async fn a_client_reached_over_plain_streams_runs_commands_and_follows_panes() {
         let tmux = Tmux::connect_stream(stdout, stdin, "piped client", ConnectOptions::default())
             .await
             .unwrap();
-        assert_eq!(tmux.server(), "piped client");
+        assert_eq!(tmux.describe(), "piped client");
+        assert!(tmux.server().is_none());
         let reply = tmux
             .raw_line("display-message -p '#{session_name}'")
             .await
@@ -419,7 +420,7 @@ async fn a_client_reached_over_plain_streams_runs_commands_and_follows_panes() {
             .await
             .unwrap();
         let out = tmux.follow(created.pane).await.unwrap();
-        let echoed = out.expect(Pattern::literal("over a pipe").unwrap());
+        let echoed = out.expect(Pattern::literal("over a pipe"));
         tmux.run(SendKeys::literal(created.pane, "over a pipe"))
             .await
             .unwrap();

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::common::bounded;
 use tmux_control::command::{NewSession, NewWindow, SplitWindow};
-use tmux_control::{ISOLATED_CONFIG, IsolatedServer, Pattern, Spawned, Tmux};
+use tmux_control::{IsolatedServer, Pattern, Spawned, Tmux};
 
 const WAIT: Duration = Duration::from_secs(10);
 
@@ -15,7 +15,7 @@ const WAIT: Duration = Duration::from_secs(10);
 async fn written(spawned: &Spawned, text: &str) -> Vec<u8> {
     spawned
         .output
-        .expect_from(Pattern::literal(text).unwrap(), spawned.start)
+        .expect_from(Pattern::literal(text), spawned.start)
         .wait(WAIT)
         .await
         .unwrap();
@@ -115,7 +115,8 @@ async fn programs_are_followed_from_their_first_byte_in_sessions_windows_and_spl
 async fn without_a_command_the_pane_runs_what_tmux_would() {
     // default-command when it is set.
     let iso = IsolatedServer::with_config(&format!(
-        "{ISOLATED_CONFIG}set -g default-command 'echo from-default-command; exec sleep 60'\n"
+        "{}set -g default-command 'echo from-default-command; exec sleep 60'\n",
+        IsolatedServer::CONFIG
     ))
     .unwrap();
     bounded(async {

@@ -52,7 +52,7 @@ async fn a_wait_matches_the_printed_mark_not_the_echoed_command() {
         let tmux = Tmux::connect(iso.server()).await.unwrap();
         let pane = window(&tmux, "tmux-control", "sh").await;
         let out = tmux.follow(pane).await.unwrap();
-        let wait = out.expect(Pattern::literal("MARK").unwrap());
+        let wait = out.expect(Pattern::literal("MARK"));
         ok(
             &tmux,
             format!("send-keys -t {pane} -l \"sleep 0.2; printf 'MA%sRK\\\\n' ''\""),
@@ -83,7 +83,7 @@ async fn a_match_split_across_output_lines_is_found() {
         .await;
         let out = tmux.follow(pane).await.unwrap();
         let mut events = tmux.subscribe();
-        let wait = out.expect(Pattern::literal("SPLIT").unwrap());
+        let wait = out.expect(Pattern::literal("SPLIT"));
         open_gate(&tmux, "split").await;
         let m = wait.wait(Duration::from_secs(20)).await.unwrap();
         assert_eq!(m.text, "SPLIT");
@@ -243,7 +243,7 @@ async fn a_paused_pane_resumes_and_reports_the_loss() {
             }
         }
         // The connection resumed it by itself: typed text shows up again.
-        let wait = out.expect(Pattern::literal("after-pause").unwrap());
+        let wait = out.expect(Pattern::literal("after-pause"));
         ok(&tmux, format!("send-keys -t {pane} -l 'echo after-pause'")).await;
         ok(&tmux, format!("send-keys -t {pane} Enter")).await;
         wait.wait(Duration::from_secs(20)).await.unwrap();
@@ -287,7 +287,7 @@ async fn idle_waits_and_timeouts() {
             "{:?}",
             started.elapsed()
         );
-        let never = out.expect(Pattern::literal("never printed").unwrap());
+        let never = out.expect(Pattern::literal("never printed"));
         let err = never.wait(Duration::from_millis(200)).await.unwrap_err();
         assert!(matches!(err, WaitError::Timeout { .. }), "{err}");
     })
@@ -445,7 +445,7 @@ async fn the_live_screen_costs_no_round_trip_when_nothing_changed() {
         let tmux = Tmux::connect(iso.server()).await.unwrap();
         let pane = window(&tmux, "tmux-control", "sh").await;
         let out = tmux.follow(pane).await.unwrap();
-        let wait = out.expect(Pattern::literal("first-screen").unwrap());
+        let wait = out.expect(Pattern::literal("first-screen"));
         ok(&tmux, format!("send-keys -t {pane} -l 'echo first-screen'")).await;
         ok(&tmux, format!("send-keys -t {pane} Enter")).await;
         wait.wait(Duration::from_secs(20)).await.unwrap();
@@ -462,7 +462,7 @@ async fn the_live_screen_costs_no_round_trip_when_nothing_changed() {
         );
         assert_eq!(a.lines, b.lines);
         // New output invalidates the cache.
-        let wait = out.expect(Pattern::literal("second-screen").unwrap());
+        let wait = out.expect(Pattern::literal("second-screen"));
         ok(
             &tmux,
             format!("send-keys -t {pane} -l 'echo second-screen'"),

@@ -211,7 +211,7 @@ async fn send_keys_seen_through_the_followed_output() {
         let out = tmux.follow(pane).await.unwrap();
 
         let text = "lit ;#{pane_id} $HOME 'q' \"d\" \\ ~";
-        let wait = out.expect(Pattern::literal(&format!("{text}^A^[[A^I|")).unwrap());
+        let wait = out.expect(Pattern::literal(&format!("{text}^A^[[A^I|")));
         tmux.run(SendKeys::literal(pane, text)).await.unwrap();
         tmux.run(SendKeys::keys(
             pane,

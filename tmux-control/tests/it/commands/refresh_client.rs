@@ -143,7 +143,7 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
             })
             .await;
         }
-        let wait = out.expect(Pattern::literal("SHOWN").unwrap());
+        let wait = out.expect(Pattern::literal("SHOWN"));
         tmux.run(RefreshClient::pane_output(echo, OutputSwitch::On))
             .await
             .unwrap();
@@ -187,7 +187,7 @@ async fn refresh_client_sizes_flags_pane_output_and_subscriptions() {
                 _ => {}
             }
         }
-        let wait = out.expect(Pattern::literal("AFTER").unwrap());
+        let wait = out.expect(Pattern::literal("AFTER"));
         tmux.run(SendKeys::literal(echo, "AFTER")).await.unwrap();
         tmux.run(SendKeys::keys(echo, [Key::ENTER])).await.unwrap();
         wait.wait(Duration::from_secs(10)).await.unwrap();
