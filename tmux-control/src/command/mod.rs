@@ -83,6 +83,7 @@ macro_rules! spawn_methods {
 mod buffer;
 mod capture;
 mod client;
+mod clients;
 pub(crate) mod format;
 mod keys;
 mod line;
@@ -99,6 +100,7 @@ pub use capture::CapturePane;
 pub use client::{
     ClientFlag, DisplayMessage, OutputSwitch, RefreshClient, SubscriptionScope, WaitFor,
 };
+pub use clients::{ClientInfo, DetachClient, ListClients};
 pub use format::{escape_format, unvis};
 pub use keys::{Key, NamedKey, SendKeys};
 pub use line::CommandLine;

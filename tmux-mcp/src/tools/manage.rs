@@ -6,7 +6,8 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{
-    Raw, RenameSession, RenameWindow, ResizePane, ResizeWindow, SelectPane, SelectWindow, Size,
+    DetachClient, ListClients, Raw, RenameSession, RenameWindow, ResizePane, ResizeWindow,
+    SelectPane, SelectWindow, Size,
 };
 
 use crate::backend::{check_session_name, check_window_name};
@@ -413,30 +414,22 @@ impl TmuxMcp {
         let r = conn.resolve(&args.target).await?;
         let what = format!("Detaching the clients of session {}", r.session);
         let err = |e: tmux_control::Error| ToolError::tmux(what.clone(), &e);
-        let lines = conn
+        let clients = conn
             .tmux
-            .run(Raw::new("list-clients").args([
-                "-F".to_owned(),
-                "#{client_control_mode} #{client_name}".to_owned(),
-                "-t".to_owned(),
-                r.session.to_string(),
-            ]))
+            .run(ListClients::in_session(r.session))
             .await
             .map_err(err)?;
         let mut detached = Vec::new();
-        for line in lines {
-            let line = String::from_utf8_lossy(&line).into_owned();
-            let Some((control, name)) = line.split_once(' ') else {
-                continue;
-            };
-            if control == "1" || name.is_empty() {
-                continue;
-            }
+        // Only terminals: tmux-mcp's own control clients stay.
+        for client in clients
+            .into_iter()
+            .filter(|c| !c.control_mode && !c.name.is_empty())
+        {
             conn.tmux
-                .run(Raw::new("detach-client").args(["-t", name]))
+                .run(DetachClient::client(client.name.clone()))
                 .await
                 .map_err(err)?;
-            detached.push(name.to_owned());
+            detached.push(client.name);
         }
         Ok(Json(DetachClientsResult {
             session: r.session.to_string(),

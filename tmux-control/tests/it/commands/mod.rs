@@ -19,6 +19,7 @@ use tmux_control::{Error, IsolatedServer, PaneId, SessionId, Tmux, WindowId};
 
 mod buffers;
 mod capture;
+mod clients;
 mod display;
 mod environment;
 mod error_kinds;

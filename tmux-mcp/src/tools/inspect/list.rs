@@ -7,7 +7,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::command::{ListPanes, ListSessions, ListWindows, Raw};
+use tmux_control::command::{ListClients, ListPanes, ListSessions, ListWindows};
 
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
@@ -305,17 +305,11 @@ impl TmuxMcp {
         let sessions = t.run(ListSessions::new()).await.map_err(err)?;
         let windows = t.run(ListWindows::all()).await.map_err(err)?;
         let panes = t.run(ListPanes::all()).await.map_err(err)?;
-        let clients = t
-            .run(Raw::new("list-clients").args(["-F", "#{session_id} #{client_control_mode}"]))
-            .await
-            .map_err(err)?;
+        let clients = t.run(ListClients::all()).await.map_err(err)?;
         let mut humans: HashMap<String, u32> = HashMap::new();
-        for line in clients {
-            let line = String::from_utf8_lossy(&line).into_owned();
-            if let Some((session, control)) = line.split_once(' ')
-                && control != "1"
-            {
-                *humans.entry(session.to_owned()).or_default() += 1;
+        for client in clients.iter().filter(|c| !c.control_mode) {
+            if let Some(session) = client.session {
+                *humans.entry(session.to_string()).or_default() += 1;
             }
         }
         let cursors = conn.followed_cursors().await;
