@@ -1,4 +1,5 @@
-//! The server's clients: `list-clients`, `detach-client`.
+//! The server and its clients: `list-clients`, `detach-client`,
+//! `kill-server`.
 
 use std::path::PathBuf;
 
@@ -174,6 +175,33 @@ impl Command for DetachClient {
             Detach::Client(name) => line.word("-t")?.arg(name)?,
             Detach::Session(session) => line.word("-s")?.word(&session.to_string())?,
         };
+        Ok(())
+    }
+
+    fn parse(self, reply: Reply, _version: &Version) -> Result<()> {
+        unit(Self::NAME, reply)
+    }
+}
+
+/// `kill-server`: ends the tmux server, every session with it. The
+/// connection that sends it usually ends before the reply arrives, so
+/// [`Error::Closed`](crate::Error::Closed) is its normal outcome.
+///
+/// ```
+/// use tmux_control::command::{CommandLine, KillServer};
+/// assert_eq!(CommandLine::of(&KillServer)?.to_string(), "kill-server");
+/// # Ok::<(), tmux_control::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct KillServer;
+
+impl Command for KillServer {
+    type Output = ();
+
+    const NAME: &'static str = "kill-server";
+
+    fn encode(&self, line: &mut CommandLine) -> Result<()> {
+        line.word(Self::NAME)?;
         Ok(())
     }
 

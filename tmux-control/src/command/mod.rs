@@ -86,6 +86,7 @@ mod client;
 mod clients;
 pub(crate) mod format;
 mod keys;
+mod layout;
 mod line;
 mod options;
 mod pane;
@@ -100,9 +101,10 @@ pub use capture::CapturePane;
 pub use client::{
     ClientFlag, DisplayMessage, OutputSwitch, RefreshClient, SubscriptionScope, WaitFor,
 };
-pub use clients::{ClientInfo, DetachClient, ListClients};
+pub use clients::{ClientInfo, DetachClient, KillServer, ListClients};
 pub use format::{escape_format, unvis};
 pub use keys::{Key, NamedKey, SendKeys};
+pub use layout::SelectLayout;
 pub use line::CommandLine;
 pub use options::{
     EnvValue, OptionScope, OptionValue, SetEnvironment, SetOption, ShowEnvironment, ShowOption,

@@ -303,8 +303,11 @@ async fn dropping_the_last_handle_detaches_and_reaps() {
             let r = w.raw_line("list-clients -F '#{client_pid}'").await.unwrap();
             r.body.len()
         };
-        assert_eq!(count(watcher.clone()).await, 2);
+        // Subscribed before the round trip below, so the subscription is in
+        // place (it is registered in order with commands) before the other
+        // client leaves: the detach cannot arrive ahead of it.
         let mut events = watcher.subscribe();
+        assert_eq!(count(watcher.clone()).await, 2);
         drop(tmux);
         // The other client sees the detach.
         loop {

@@ -6,7 +6,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{
-    DetachClient, ListClients, Raw, RenameSession, RenameWindow, ResizePane, ResizeWindow,
+    DetachClient, ListClients, RenameSession, RenameWindow, ResizePane, ResizeWindow, SelectLayout,
     SelectPane, SelectWindow, Size,
 };
 
@@ -387,11 +387,7 @@ impl TmuxMcp {
         check_layout(&args.layout)?;
         let err = |e: tmux_control::Error| ToolError::tmux(what.clone(), &e);
         conn.tmux
-            .run(Raw::new("select-layout").args([
-                "-t".to_owned(),
-                r.window.to_string(),
-                args.layout.clone(),
-            ]))
+            .run(SelectLayout::new(r.window, &args.layout))
             .await
             .map_err(err)?;
         let layout = conn

@@ -6,7 +6,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::command::{KillPane, KillSession, KillWindow, Raw};
+use tmux_control::command::{KillPane, KillSession, KillWindow};
 
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
@@ -96,7 +96,7 @@ impl TmuxMcp {
         let what = "Killing the tmux server";
         let home = conn.resolve(&conn.home.2.to_string()).await?;
         self.guard(&conn, &home, Guarded::KillServer).await?;
-        match conn.tmux.run(Raw::new("kill-server")).await {
+        match conn.tmux.run(tmux_control::command::KillServer).await {
             Ok(_) | Err(tmux_control::Error::Closed(_)) => {}
             Err(e) => return Err(ToolError::tmux(what, &e)),
         }
