@@ -29,16 +29,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let mut child = tokio::process::Command::new("docker")
         .args(["exec", "-i", &container])
-        .args([
-            "tmux",
-            "-L",
-            "tmux-control-example",
-            "-C",
-            "new-session",
-            "-A",
-            "-s",
-            "example",
-        ])
+        // Its own socket name (-L), never the container's default server.
+        .args(["tmux", "-L", "tmux-control-example"])
+        .args(["-C", "new-session", "-A", "-s", "example"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .kill_on_drop(true)

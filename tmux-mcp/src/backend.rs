@@ -183,6 +183,7 @@ impl Backend {
                 Ok(tmux) => break tmux,
                 Err(tmux_control::Error::Closed(_)) if attempt < 4 => {
                     attempt += 1;
+                    // A true timer: backoff before the next attempt.
                     tokio::time::sleep(std::time::Duration::from_millis(150 * attempt)).await;
                 }
                 Err(e) => return Err(ToolError::tmux(what.clone(), &e)),

@@ -85,9 +85,9 @@ impl CallCtx {
     pub async fn wait<F: Future>(&self, what: &str, limit: Duration, fut: F) -> Waited<F::Output> {
         let started = Instant::now();
         let mut fut = std::pin::pin!(fut);
+        let start = tokio::time::Instant::now() + PROGRESS_EVERY;
         // A true timer: the progress heartbeat (the wait itself is pushed).
-        let mut ticker =
-            tokio::time::interval_at(tokio::time::Instant::now() + PROGRESS_EVERY, PROGRESS_EVERY);
+        let mut ticker = tokio::time::interval_at(start, PROGRESS_EVERY);
         ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
         loop {
             tokio::select! {

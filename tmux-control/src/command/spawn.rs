@@ -109,6 +109,11 @@ impl NewPane {
 }
 
 impl RespawnPane {
+    /// Whether a command is given (else tmux runs the pane's start command).
+    pub(crate) fn has_command(&self) -> bool {
+        self.spawn.command.is_some()
+    }
+
     /// Puts `prefix` before the command, when one is given.
     pub(crate) fn prefix_command(&mut self, prefix: &str) {
         if let Some(command) = &mut self.spawn.command {

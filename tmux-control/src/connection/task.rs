@@ -79,7 +79,8 @@ impl ConnectionTask {
         let mut reading = true;
         let mut requests_open = true;
         let mut batch = Vec::new();
-        // Armed only while shutting down (the grace period); far away until then.
+        // A true timer: the shutdown grace period, armed only while shutting
+        // down (far away until then).
         let deadline = tokio::time::sleep(Duration::from_secs(3600 * 24 * 365));
         tokio::pin!(deadline);
         let mut shutting_down = false;

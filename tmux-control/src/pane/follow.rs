@@ -19,7 +19,7 @@ use tokio::sync::OnceCell;
 use super::PaneOutput;
 use super::log::PaneLog;
 use super::state;
-use crate::command::{DisplayMessage, ListPanes};
+use crate::command::ListPanes;
 use crate::connection::Tmux;
 use crate::connection::{PaneSink, Watcher, WeakTmux};
 use crate::error::{Error, Result};
@@ -231,20 +231,8 @@ impl Tmux {
     /// # Ok(()) }
     /// ```
     pub async fn follow(&self, pane: PaneId) -> Result<PaneOutput> {
-        let place = self
-            .run(DisplayMessage::format("#{session_id} #{window_id}").target(pane))
-            .await?;
-        let line = String::from_utf8_lossy(&place).into_owned();
-        let mut parts = line.trim_end().split(' ');
-        let (Some(session), Some(window)) = (
-            parts.next().and_then(|s| s.parse::<SessionId>().ok()),
-            parts.next().and_then(|w| w.parse::<WindowId>().ok()),
-        ) else {
-            return Err(Error::UnexpectedReply {
-                command: "display-message".into(),
-                detail: format!("cannot read the session and window of {pane} from {line:?}"),
-            });
-        };
+        let place = self.resolve(pane).await?;
+        let (session, window) = (place.session, place.window);
         let conn = Follower::of(self)?.connection_for(self, session).await?;
         let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
         Ok(PaneOutput::new(log, self.clone()))

@@ -93,11 +93,21 @@ impl Tmux {
 
     async fn start_followed(&self, what: &NewPane, pane: PaneId) -> Result<(PaneOutput, u64)> {
         let output = self.follow(pane).await?;
-        let mut respawn = match what.program() {
-            Some(program) => what.respawn(pane, program),
-            None => what.respawn(pane, &self.default_program().await?),
+        let (shell, default) = match what.program() {
+            Some(_) => (self.default_shell().await?, None),
+            None => {
+                let (shell, default) = tokio::join!(self.default_shell(), self.default_command());
+                (shell?, default?)
+            }
         };
-        self.linger(&mut respawn).await?;
+        let program = match (what.program(), default) {
+            (Some(program), _) => program.to_vec(),
+            (None, Some(command)) => command.into_bytes(),
+            // tmux runs the default shell as a login shell.
+            (None, None) => format!("exec '{}' -l", shell.replace('\'', r"'\''")).into_bytes(),
+        };
+        let mut respawn = what.respawn(pane, &program);
+        linger(&shell, &mut respawn);
         if what.remain_on_exit {
             self.run(SetOption::new(OptionScope::Pane, "remain-on-exit", "on").target(pane))
                 .await?;
@@ -127,7 +137,9 @@ impl Tmux {
     /// # Ok(()) }
     /// ```
     pub async fn respawn(&self, mut command: RespawnPane) -> Result<()> {
-        self.linger(&mut command).await?;
+        if command.has_command() {
+            linger(&self.default_shell().await?, &mut command);
+        }
         self.run(command).await
     }
 
@@ -162,43 +174,38 @@ impl Tmux {
         })
     }
 
-    /// Wraps the command in [`LINGER`] when the shell understands it.
-    async fn linger(&self, command: &mut RespawnPane) -> Result<()> {
+    /// The server's `default-shell`, which runs every pane's command.
+    async fn default_shell(&self) -> Result<String> {
         let shell = self
             .run(ShowOption::new(OptionScope::Session, "default-shell").global())
             .await?;
-        if shell
-            .as_ref()
-            .and_then(|v| v.as_str())
-            .is_some_and(PaneState::is_posix_shell)
-        {
-            command.prefix_command(LINGER);
-        }
-        Ok(())
-    }
-
-    /// What tmux runs in a new pane without a command: `default-command`,
-    /// or else the `default-shell` as a login shell.
-    async fn default_program(&self) -> Result<Vec<u8>> {
-        let (command, shell) = tokio::join!(
-            self.run(ShowOption::new(OptionScope::Session, "default-command").global()),
-            self.run(ShowOption::new(OptionScope::Session, "default-shell").global()),
-        );
-        if let Some(command) = command?
-            .as_ref()
-            .and_then(|v| v.as_str())
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-        {
-            return Ok(command.as_bytes().to_vec());
-        }
-        let shell = shell?
+        Ok(shell
             .as_ref()
             .and_then(|v| v.as_str())
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .unwrap_or("/bin/sh")
-            .to_owned();
-        Ok(format!("exec '{}' -l", shell.replace('\'', r"'\''")).into_bytes())
+            .to_owned())
+    }
+
+    /// The server's `default-command`, when one is set: what tmux runs in
+    /// a new pane given no command.
+    async fn default_command(&self) -> Result<Option<String>> {
+        let command = self
+            .run(ShowOption::new(OptionScope::Session, "default-command").global())
+            .await?;
+        Ok(command
+            .as_ref()
+            .and_then(|v| v.as_str())
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+            .map(str::to_owned))
+    }
+}
+
+/// Wraps the command in [`LINGER`] when `shell` understands it.
+fn linger(shell: &str, command: &mut RespawnPane) {
+    if PaneState::is_posix_shell(shell) {
+        command.prefix_command(LINGER);
     }
 }

@@ -386,6 +386,7 @@ async fn a_client_reached_over_plain_streams_runs_commands_and_follows_panes() {
     use tmux_control::command::{NewSession, NewWindow, SendKeys};
     let iso = IsolatedServer::new().unwrap();
     bounded(async {
+        // The isolated server's private socket (-S), never the default one.
         let mut child = tokio::process::Command::new("tmux")
             .arg("-S")
             .arg(iso.socket_path())
