@@ -49,7 +49,6 @@ pub(crate) struct Conn {
     pub(crate) home: (SessionId, WindowId, PaneId),
     /// The server's socket, as the server itself reports it.
     pub(crate) socket_path: Option<PathBuf>,
-    follows: tokio::sync::Mutex<HashMap<PaneId, PaneOutput>>,
     inputs: Mutex<HashMap<PaneId, u64>>,
     /// Runs started by the `run` tool, by run id.
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
@@ -173,7 +172,8 @@ impl Backend {
             .session(HOME_SESSION)
             .size(80, 24)
             .command(HOME_PROGRAM)
-            .pane_log(self.pane_log_bytes);
+            .pane_log(self.pane_log_bytes)
+            .keep_followed();
         // A server that is still shutting down (just killed) accepts the
         // connection and then exits: try again a few times, after a
         // growing pause (a true timer: backoff between attempts).
@@ -203,7 +203,6 @@ impl Backend {
             tmux,
             home,
             socket_path,
-            follows: tokio::sync::Mutex::new(HashMap::new()),
             inputs: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
         })
@@ -316,42 +315,13 @@ impl Conn {
         Ok(())
     }
 
-    /// Follows `pane`'s output (once; later calls share the log).
+    /// Follows `pane`'s output. The connection keeps every followed pane
+    /// until it is gone, so later calls share the log.
     pub(crate) async fn follow(&self, pane: PaneId) -> Result<PaneOutput, ToolError> {
-        let mut follows = self.follows.lock().await;
-        if let Some(po) = follows.get(&pane)
-            && po.ended().is_none()
-        {
-            return Ok(po.clone());
-        }
-        let po = self
-            .tmux
+        self.tmux
             .follow(pane)
             .await
-            .map_err(|e| ToolError::tmux(format!("Following pane {pane}"), &e))?;
-        follows.retain(|_, p| p.ended().is_none());
-        follows.insert(pane, po.clone());
-        Ok(po)
-    }
-
-    /// Keeps a pane the library already follows (one just spawned) among
-    /// the followed ones.
-    pub(crate) async fn adopt(&self, po: &PaneOutput) -> PaneOutput {
-        let mut follows = self.follows.lock().await;
-        follows.retain(|_, p| p.ended().is_none());
-        follows.insert(po.pane(), po.clone());
-        po.clone()
-    }
-
-    /// The current output cursor of every followed pane.
-    pub(crate) async fn followed_cursors(&self) -> HashMap<PaneId, u64> {
-        self.follows
-            .lock()
-            .await
-            .iter()
-            .filter(|(_, p)| p.ended().is_none())
-            .map(|(id, p)| (*id, p.end_offset()))
-            .collect()
+            .map_err(|e| ToolError::tmux(format!("Following pane {pane}"), &e))
     }
 
     /// Remembers the output offset just before input was sent to `pane`.

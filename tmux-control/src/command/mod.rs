@@ -362,7 +362,6 @@ fn check_env_name(name: &str) -> Result<()> {
     Ok(())
 }
 
-/// Writes `--` and the shell command, when there is one.
 /// What the commands that start a program in a new pane (new-session,
 /// new-window, split-window, respawn-pane) have in common: the working
 /// directory, the environment and the command.

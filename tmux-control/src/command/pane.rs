@@ -699,7 +699,7 @@ impl Command for ResizePane {
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RespawnPane {
-    target: Target,
+    pub(super) target: Target,
     kill: bool,
     pub(super) spawn: Spawn,
 }

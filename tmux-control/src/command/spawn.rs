@@ -70,6 +70,37 @@ impl NewPane {
         self
     }
 
+    /// The new pane's working directory, whatever creates it (the
+    /// builder's `start_directory`, for a caller that sets it once for
+    /// a session, a window or a split).
+    ///
+    /// ```
+    /// use tmux_control::command::{NewPane, SplitWindow};
+    /// let what = NewPane::from(SplitWindow::new())
+    ///     .start_directory("/tmp")
+    ///     .env("MODE", "test")
+    ///     .command("make check");
+    /// # let _ = what;
+    /// ```
+    pub fn start_directory(mut self, dir: impl AsRef<[u8]>) -> Self {
+        self.spawn_mut().start_directory = Some(dir.as_ref().to_vec());
+        self
+    }
+
+    /// Sets an environment variable for the new pane (the builder's
+    /// `env`; see [`NewPane::start_directory`] for an example).
+    pub fn env(mut self, name: impl Into<String>, value: impl AsRef<[u8]>) -> Self {
+        self.spawn_mut().env.push(name, value);
+        self
+    }
+
+    /// The command to run instead of the default shell (the builder's
+    /// `command`; see [`NewPane::start_directory`] for an example).
+    pub fn command(mut self, command: impl AsRef<[u8]>) -> Self {
+        self.spawn_mut().command = Some(command.as_ref().to_vec());
+        self
+    }
+
     fn spawn(&self) -> &Spawn {
         match &self.kind {
             NewPaneKind::Session(c) => &c.spawn,
@@ -109,6 +140,11 @@ impl NewPane {
 }
 
 impl RespawnPane {
+    /// The pane to respawn.
+    pub(crate) fn target(&self) -> &super::Target {
+        &self.target
+    }
+
     /// Whether a command is given (else tmux runs the pane's start command).
     pub(crate) fn has_command(&self) -> bool {
         self.spawn.command.is_some()

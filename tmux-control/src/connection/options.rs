@@ -22,6 +22,7 @@ pub struct ConnectOptions {
     observer: bool,
     timeout: Duration,
     command: Option<String>,
+    keep_followed: bool,
 }
 
 impl Default for ConnectOptions {
@@ -35,6 +36,7 @@ impl Default for ConnectOptions {
             observer: false,
             timeout: Self::DEFAULT_TIMEOUT,
             command: None,
+            keep_followed: false,
         }
     }
 }
@@ -106,6 +108,27 @@ impl ConnectOptions {
         self
     }
 
+    /// Keep following a pane once it is followed, until tmux reports it
+    /// gone, even when the caller drops every [`PaneOutput`] of it: a
+    /// server that follows panes across calls keeps no registry of its
+    /// own. [`Tmux::followed`] lists them.
+    ///
+    /// By default a pane is followed while a handle or a stream of it
+    /// lives.
+    ///
+    /// ```
+    /// use tmux_control::ConnectOptions;
+    /// let opts = ConnectOptions::default().keep_followed();
+    /// # let _ = opts;
+    /// ```
+    ///
+    /// [`PaneOutput`]: crate::PaneOutput
+    /// [`Tmux::followed`]: crate::Tmux::followed
+    pub fn keep_followed(mut self) -> Self {
+        self.keep_followed = true;
+        self
+    }
+
     /// The session name in force.
     pub fn session_name(&self) -> &str {
         &self.session
@@ -114,6 +137,11 @@ impl ConnectOptions {
     /// Bytes of output kept per followed pane.
     pub(crate) fn pane_log_bytes(&self) -> usize {
         self.pane_log
+    }
+
+    /// Whether followed panes are kept without a handle.
+    pub(crate) fn keeps_followed(&self) -> bool {
+        self.keep_followed
     }
 
     /// The options of an observer: a client that attaches to an existing

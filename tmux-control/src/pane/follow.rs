@@ -33,6 +33,11 @@ pub(super) struct Follower {
     pane_log: usize,
     /// The panes followed through this connection.
     logs: Mutex<HashMap<PaneId, Weak<PaneLog>>>,
+    /// With [`ConnectOptions::keep_followed`]: the followed panes, kept
+    /// until they end.
+    ///
+    /// [`ConnectOptions::keep_followed`]: crate::ConnectOptions::keep_followed
+    kept: Option<Mutex<HashMap<PaneId, Arc<PaneLog>>>>,
     /// Serializes registrations, so a second `follow` of a pane returns
     /// only once the pane's route exists.
     registering: tokio::sync::Mutex<()>,
@@ -55,6 +60,10 @@ impl Follower {
                     conn: tmux.downgrade(),
                     pane_log: tmux.options().pane_log_bytes(),
                     logs: Mutex::new(HashMap::new()),
+                    kept: tmux
+                        .options()
+                        .keeps_followed()
+                        .then(|| Mutex::new(HashMap::new())),
                     registering: tokio::sync::Mutex::new(()),
                     observers: tokio::sync::Mutex::new(HashMap::new()),
                     subscribed: OnceCell::new(),
@@ -79,6 +88,11 @@ impl Follower {
     }
 
     fn all(&self) -> Vec<Arc<PaneLog>> {
+        if let Some(kept) = &self.kept {
+            kept.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .retain(|_, log| !log.is_ended());
+        }
         let mut logs = self.logs();
         logs.retain(|_, w| w.strong_count() > 0);
         logs.values().filter_map(Weak::upgrade).collect()
@@ -121,6 +135,11 @@ impl Follower {
         let sink: Weak<dyn PaneSink> = Arc::downgrade(&log) as Weak<dyn PaneSink>;
         tmux.route(pane, sink).await?;
         self.logs().insert(pane, Arc::downgrade(&log));
+        if let Some(kept) = &self.kept {
+            let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
+            kept.retain(|_, log| !log.is_ended());
+            kept.insert(pane, log.clone());
+        }
         Ok(log)
     }
 
@@ -236,6 +255,46 @@ impl Tmux {
         let conn = Follower::of(self)?.connection_for(self, session).await?;
         let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
         Ok(PaneOutput::new(log, self.clone()))
+    }
+}
+
+impl Tmux {
+    /// The panes followed through this connection (and its observers)
+    /// that have not ended, in no particular order: with
+    /// [`ConnectOptions::keep_followed`], every pane ever followed that
+    /// still exists; without it, those with a live handle or stream.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{ConnectOptions, IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect_with(server.server(), ConnectOptions::default().keep_followed()).await?;
+    /// let window = tmux.run(NewWindow::new().command("exec cat")).await?;
+    /// drop(tmux.follow(window.pane).await?);
+    /// let followed = tmux.followed().await;
+    /// assert_eq!(followed.len(), 1);
+    /// assert_eq!(followed[0].pane(), window.pane);
+    /// # Ok(()) }
+    /// ```
+    ///
+    /// [`ConnectOptions::keep_followed`]: crate::ConnectOptions::keep_followed
+    pub async fn followed(&self) -> Vec<PaneOutput> {
+        let Ok(follower) = Follower::of(self) else {
+            return Vec::new();
+        };
+        let mut logs = follower.all();
+        let observers: Vec<Tmux> = follower.observers.lock().await.values().cloned().collect();
+        for observer in observers {
+            if let Ok(f) = Follower::of(&observer) {
+                logs.extend(f.all());
+            }
+        }
+        logs.into_iter()
+            .filter(|log| !log.is_ended())
+            .map(|log| PaneOutput::new(log, self.clone()))
+            .collect()
     }
 }
 

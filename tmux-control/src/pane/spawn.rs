@@ -13,7 +13,7 @@ use super::PaneOutput;
 use super::state::PaneState;
 use crate::command::{
     DisplayMessage, KillPane, NewPane, NewPaneKind, OptionScope, RespawnPane, SetOption,
-    ShowOption, unvis,
+    ShowOption, Target, unvis,
 };
 use crate::connection::Tmux;
 use crate::error::Result;
@@ -120,7 +120,9 @@ impl Tmux {
     /// Respawns a pane (`respawn-pane`), with the same care for its last
     /// output as [`Tmux::spawn`]: a given command runs in a shell that
     /// lingers a moment after it, since tmux can lose what a program writes
-    /// just before it exits.
+    /// just before it exits. A followed pane's [`PaneState`] is read
+    /// again at once, so that a wait started right after this does not see
+    /// the exit of the program it replaced.
     ///
     /// ```
     /// # #[tokio::main(flavor = "current_thread")]
@@ -133,14 +135,27 @@ impl Tmux {
     /// let started = tmux.spawn(what).await?;
     /// started.output.wait_exit(std::time::Duration::from_secs(10)).await?;
     /// tmux.respawn(RespawnPane::new(started.pane).command("exec sleep 60")).await?;
-    /// assert!(!started.output.refresh_state().await?.dead);
+    /// assert!(!started.output.state().dead);
     /// # Ok(()) }
     /// ```
     pub async fn respawn(&self, mut command: RespawnPane) -> Result<()> {
         if command.has_command() {
             linger(&self.default_shell().await?, &mut command);
         }
-        self.run(command).await
+        let target = command.target().clone();
+        self.run(command).await?;
+        let followed = self.followed().await;
+        if followed.is_empty() {
+            return Ok(());
+        }
+        let pane = match target {
+            Target::Pane(pane) => pane,
+            other => self.resolve(other).await?.pane,
+        };
+        if let Some(output) = followed.iter().find(|o| o.pane() == pane) {
+            output.refresh_state().await?;
+        }
+        Ok(())
     }
 
     /// The command a pane was started with, as it was given: tmux's quoted

@@ -213,3 +213,65 @@ async fn a_program_that_exits_at_once_is_kept_with_its_status() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_panes_stay_followed_without_a_handle_until_they_are_gone() {
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let options = tmux_control::ConnectOptions::default().keep_followed();
+        let tmux = Tmux::connect_with(iso.server(), options).await.unwrap();
+        // One pane in the connection's session, one in another session
+        // (followed through an observer).
+        let here = tmux
+            .spawn(NewWindow::new().command("exec cat"))
+            .await
+            .unwrap();
+        let there = tmux
+            .spawn(NewSession::new().session_name("other").command("exec cat"))
+            .await
+            .unwrap();
+        let (here_pane, there_pane) = (here.pane, there.pane);
+        drop(here);
+        drop(there);
+        let mut panes: Vec<_> = tmux.followed().await.iter().map(|o| o.pane()).collect();
+        panes.sort_by_key(|p| p.0);
+        assert_eq!(panes, vec![here_pane, there_pane]);
+
+        // Output written while no caller held a handle is in the log.
+        tmux.run(tmux_control::command::SendKeys::literal(here_pane, "kept"))
+            .await
+            .unwrap();
+        let again = tmux.follow(here_pane).await.unwrap();
+        again
+            .expect_from(Pattern::literal("kept"), 0)
+            .wait(WAIT)
+            .await
+            .unwrap();
+
+        // A killed pane leaves the list once tmux says it is gone.
+        let mut ended = again.state_changes();
+        tmux.run(tmux_control::command::KillPane::new(here_pane))
+            .await
+            .unwrap();
+        while ended.next().await.is_some() {}
+        assert!(again.ended().is_some());
+        let panes: Vec<_> = tmux.followed().await.iter().map(|o| o.pane()).collect();
+        assert_eq!(panes, vec![there_pane]);
+
+        // Without the option, dropping the last handle stops following.
+        let plain = Tmux::connect_with(
+            iso.server(),
+            tmux_control::ConnectOptions::default().session("plain"),
+        )
+        .await
+        .unwrap();
+        let spawned = plain
+            .spawn(NewWindow::new().command("exec cat"))
+            .await
+            .unwrap();
+        assert_eq!(plain.followed().await.len(), 1);
+        drop(spawned);
+        assert!(plain.followed().await.is_empty());
+    })
+    .await;
+}

@@ -362,16 +362,7 @@ impl TmuxMcp {
                     }
                 }
             };
-            // Right after a respawn the followed state can still say dead.
-            let stale =
-                po.state().dead && conn.pane_row(state.pane).await.is_ok_and(|row| !row.dead);
-            let exit = async {
-                if stale {
-                    std::future::pending().await
-                } else {
-                    po.wait_exit(limit).await
-                }
-            };
+            let exit = po.wait_exit(limit);
             let both = async {
                 tokio::select! {
                     biased;

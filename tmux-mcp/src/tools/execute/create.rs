@@ -179,8 +179,6 @@ impl TmuxMcp {
         let command = args.command.clone().filter(|c| !c.trim().is_empty());
         let conn = self.conn().await?;
         let err = |e: tmux_control::Error| ToolError::tmux(what, &e);
-        let program = command.clone();
-        let env: Vec<(String, String)> = args.env.clone().unwrap_or_default().into_iter().collect();
         let new_pane: NewPane = match args.kind {
             TerminalKind::Session => {
                 let mut cmd = NewSession::new();
@@ -195,15 +193,6 @@ impl TmuxMcp {
                         "give both width and height, or neither",
                         "Add the missing one",
                     ));
-                }
-                if let Some(dir) = &args.cwd {
-                    cmd = cmd.start_directory(dir);
-                }
-                for (k, v) in &env {
-                    cmd = cmd.env(k.clone(), v);
-                }
-                if let Some(p) = &program {
-                    cmd = cmd.command(p);
                 }
                 cmd.into()
             }
@@ -229,15 +218,6 @@ impl TmuxMcp {
                     if let Some(name) = &args.name {
                         cmd = cmd.window_name(name);
                     }
-                    if let Some(dir) = &args.cwd {
-                        cmd = cmd.start_directory(dir);
-                    }
-                    for (k, v) in &env {
-                        cmd = cmd.env(k.clone(), v);
-                    }
-                    if let Some(p) = &program {
-                        cmd = cmd.command(p);
-                    }
                     cmd.into()
                 } else {
                     let mut cmd = SplitWindow::new().target(r.pane);
@@ -248,27 +228,24 @@ impl TmuxMcp {
                     if let Some(p) = args.size_percent {
                         cmd = cmd.size(Size::Percent(p));
                     }
-                    if let Some(dir) = &args.cwd {
-                        cmd = cmd.start_directory(dir);
-                    }
-                    for (k, v) in &env {
-                        cmd = cmd.env(k.clone(), v);
-                    }
-                    if let Some(p) = &program {
-                        cmd = cmd.command(p);
-                    }
                     cmd.into()
                 }
             }
         };
+        let mut new_pane = new_pane.remain_on_exit();
+        if let Some(dir) = &args.cwd {
+            new_pane = new_pane.start_directory(dir);
+        }
+        for (k, v) in args.env.iter().flatten() {
+            new_pane = new_pane.env(k.clone(), v);
+        }
+        if let Some(p) = &command {
+            new_pane = new_pane.command(p);
+        }
         // Followed from the program's first byte, and kept (with its exit
         // status) after it exits.
-        let spawned = conn
-            .tmux
-            .spawn(new_pane.remain_on_exit())
-            .await
-            .map_err(err)?;
-        let po = conn.adopt(&spawned.output).await;
+        let spawned = conn.tmux.spawn(new_pane).await.map_err(err)?;
+        let po = spawned.output;
         if command.is_none() {
             // A shell: let it print its first prompt before the caller
             // types (typed-ahead text would be echoed before the prompt).

@@ -91,12 +91,6 @@ impl TmuxMcp {
             .respawn(cmd)
             .await
             .map_err(|e| ToolError::tmux(what.clone(), &e))?;
-        // The followed state says "dead" until tmux's next state report
-        // (about a second): read it now, so that waits started right after
-        // this do not see the old exit.
-        po.refresh_state()
-            .await
-            .map_err(|e| ToolError::tmux(what, &e))?;
         // What it runs now: the command given, else its start command
         // without tmux-mcp's own wrapper.
         let shown = match given {

@@ -312,7 +312,13 @@ impl TmuxMcp {
                 *humans.entry(session.to_string()).or_default() += 1;
             }
         }
-        let cursors = conn.followed_cursors().await;
+        let cursors: HashMap<_, _> = conn
+            .tmux
+            .followed()
+            .await
+            .iter()
+            .map(|po| (po.pane(), po.end_offset()))
+            .collect();
         let mut by_window: BTreeMap<(u32, u32), Vec<PaneEntry>> = BTreeMap::new();
         for p in panes {
             by_window
