@@ -17,10 +17,17 @@ use super::stream::PaneStream;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum ShellMark {
-    /// `OSC 133 ; A`: a prompt starts.
-    PromptStart,
+    /// `OSC 133 ; A`: a prompt starts. `params` are the fields after `A`.
+    PromptStart {
+        /// Fields after `A`.
+        params: Vec<String>,
+    },
     /// `OSC 133 ; B`: the prompt ends; what the user types follows.
-    InputStart,
+    /// `params` are the fields after `B`.
+    InputStart {
+        /// Fields after `B`.
+        params: Vec<String>,
+    },
     /// `OSC 133 ; C`: the command starts; its output follows. `params` are
     /// the fields after `C` (a caller's own tag, say).
     CommandStart {
@@ -41,6 +48,33 @@ pub enum ShellMark {
         /// The directory, percent-decoded.
         path: PathBuf,
     },
+}
+
+impl ShellMark {
+    /// The value of a `KEY=VALUE` field of an OSC 133 mark, such as the
+    /// `nonce=…` and `pipestatus=…` fields that [`ShellHooks`] put in.
+    ///
+    /// ```
+    /// use tmux_control::MarkScanner;
+    /// let marks = MarkScanner::new(0).feed(0, b"\x1b]133;D;1;nonce=ab;pipestatus=1,0\x07");
+    /// assert_eq!(marks[0].mark.param("nonce"), Some("ab"));
+    /// assert_eq!(marks[0].mark.param("pipestatus"), Some("1,0"));
+    /// assert_eq!(marks[0].mark.param("other"), None);
+    /// ```
+    ///
+    /// [`ShellHooks`]: crate::ShellHooks
+    pub fn param(&self, key: &str) -> Option<&str> {
+        let params = match self {
+            ShellMark::PromptStart { params }
+            | ShellMark::InputStart { params }
+            | ShellMark::CommandStart { params }
+            | ShellMark::CommandEnd { params, .. } => params,
+            ShellMark::WorkingDirectory { .. } => return None,
+        };
+        params
+            .iter()
+            .find_map(|p| p.strip_prefix(key)?.strip_prefix('='))
+    }
 }
 
 /// A [`ShellMark`] and where it stands in the pane's output.
@@ -172,8 +206,8 @@ fn parse(body: &[u8]) -> Option<ShellMark> {
     let kind = fields.next()?;
     let mut params: Vec<String> = fields.map(str::to_owned).collect();
     Some(match kind {
-        "A" => ShellMark::PromptStart,
-        "B" => ShellMark::InputStart,
+        "A" => ShellMark::PromptStart { params },
+        "B" => ShellMark::InputStart { params },
         "C" => ShellMark::CommandStart { params },
         "D" => {
             let status = params.first().and_then(|s| s.parse().ok());
@@ -289,8 +323,8 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                &ShellMark::PromptStart,
-                &ShellMark::InputStart,
+                &ShellMark::PromptStart { params: vec![] },
+                &ShellMark::InputStart { params: vec![] },
                 &ShellMark::CommandStart {
                     params: vec!["tag".into()]
                 },

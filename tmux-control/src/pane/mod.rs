@@ -11,6 +11,10 @@
 //! - `spawn`: [`Tmux::spawn`](crate::Tmux::spawn), a program started in a
 //!   new pane already followed.
 //! - `resolve`: [`Tmux::resolve`](crate::Tmux::resolve), a target to ids.
+//! - `marks`: OSC 133 and OSC 7 marks found in the output.
+//! - `shell`: shell integration hooks for bash, zsh and fish, and
+//!   [`ShellTracker`], which reads a command's end and statuses back from
+//!   the marks.
 //!
 //! Everything here talks to tmux through typed commands on a
 //! [`Tmux`](crate::Tmux) handle.
@@ -22,6 +26,7 @@ mod log;
 mod marks;
 mod resolve;
 mod screen;
+mod shell;
 mod spawn;
 mod state;
 mod stream;
@@ -43,6 +48,10 @@ pub use log::{PaneChunk, PaneEnd};
 pub use marks::{Mark, MarkScanner, Marks, ShellMark};
 pub use resolve::Resolved;
 pub use screen::Screen;
+pub use shell::{
+    FinishedCommand, Launch, NONCE_VARIABLE, ShellEvent, ShellIntegration, ShellKind, ShellPhase,
+    ShellTracker, shell_nonce,
+};
 pub use spawn::Spawned;
 pub use state::{PaneExit, PaneState};
 pub use stream::PaneStream;

@@ -17,6 +17,7 @@ mod fuzz_seeds;
 mod proto_props;
 mod quoting_props;
 mod quoting_real_tmux;
+mod shell;
 mod spawn;
 mod streams;
 mod tracing_events;

@@ -1,0 +1,634 @@
+//! Shell integration: hooks that make bash, zsh and fish mark their
+//! prompts and commands in their output, and [`ShellTracker`], which reads
+//! those marks back as a command's start, end, exit status and pipeline
+//! statuses.
+//!
+//! The hooks print, with a per-terminal nonce in every OSC 133 mark:
+//!
+//! | when | what |
+//! |---|---|
+//! | a prompt is about to be drawn | `OSC 133;D;STATUS;nonce=N;pipestatus=S1,S2` for the command line just finished (not before the first prompt), `OSC 7;file://HOST/DIR`, then `OSC 133;A;nonce=N` |
+//! | the prompt is drawn (end of `PS1`) | `OSC 133;B;nonce=N` |
+//! | a command line starts running | `OSC 133;C;nonce=N` |
+//!
+//! Output between `C` and `D` is the command's own output. A mark with
+//! another nonce (a program printing OSC 133 of its own, or a file that
+//! holds marks) is not this terminal's and is ignored. The hook files are
+//! written by [`ShellIntegration::install`]; nothing outside the given
+//! directory is changed, and a shell started without them is untouched.
+
+use std::collections::hash_map::RandomState;
+use std::hash::{BuildHasher as _, Hasher as _};
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::marks::{Mark, MarkScanner, ShellMark};
+
+/// The shells that [`ShellIntegration`] has hooks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ShellKind {
+    /// GNU bash 4.4 or later (the hooks use `PS0`).
+    Bash,
+    /// zsh.
+    Zsh,
+    /// fish 3 or later.
+    Fish,
+}
+
+impl ShellKind {
+    /// The shell a program name or path is, if it is one with hooks: `bash`,
+    /// `/usr/bin/zsh`, `-fish` (a login shell) and the like.
+    ///
+    /// ```
+    /// use tmux_control::ShellKind;
+    /// assert_eq!(ShellKind::of("/bin/bash"), Some(ShellKind::Bash));
+    /// assert_eq!(ShellKind::of("-zsh"), Some(ShellKind::Zsh));
+    /// assert_eq!(ShellKind::of("dash"), None);
+    /// ```
+    pub fn of(program: &str) -> Option<Self> {
+        let name = program.rsplit('/').next().unwrap_or(program);
+        match name.trim_start_matches('-') {
+            "bash" => Some(Self::Bash),
+            "zsh" => Some(Self::Zsh),
+            "fish" => Some(Self::Fish),
+            _ => None,
+        }
+    }
+
+    /// The shell's name (`bash`, `zsh`, `fish`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Bash => "bash",
+            Self::Zsh => "zsh",
+            Self::Fish => "fish",
+        }
+    }
+}
+
+/// The environment variable that hands a launched shell its nonce; the
+/// hooks read it and unset it, so the shell's children do not inherit it.
+pub const NONCE_VARIABLE: &str = "TMUX_CONTROL_SHELL_NONCE";
+
+/// A fresh nonce: 16 hex digits, different in every call and process.
+///
+/// ```
+/// let a = tmux_control::shell_nonce();
+/// assert_eq!(a.len(), 16);
+/// assert_ne!(a, tmux_control::shell_nonce());
+/// ```
+pub fn shell_nonce() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    // RandomState is seeded from the operating system's randomness once per
+    // process; the counter makes every call different.
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
+    hasher.write_u32(std::process::id());
+    format!("{:016x}", hasher.finish())
+}
+
+/// Whether `nonce` is one the hooks accept: 1 to 64 hex digits.
+fn valid_nonce(nonce: &str) -> bool {
+    (1..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The hook files of every supported shell, written into one directory,
+/// and the commands that start a shell with them or load them into a
+/// shell already running.
+///
+/// ```
+/// use tmux_control::{ShellIntegration, ShellKind};
+/// let dir = std::env::temp_dir().join(format!("hooks-doc-{}", std::process::id()));
+/// let hooks = ShellIntegration::install(&dir)?;
+/// let launch = hooks.launch(ShellKind::Bash, "/bin/bash", "00ff")?;
+/// assert!(launch.command.starts_with("exec '/bin/bash' --rcfile "));
+/// assert_eq!(launch.env, [("TMUX_CONTROL_SHELL_NONCE".to_owned(), "00ff".to_owned())]);
+/// assert!(hooks.source_line(ShellKind::Zsh, "00ff")?.starts_with(" . "));
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShellIntegration {
+    dir: PathBuf,
+}
+
+/// How to start an integrated shell: a command line for tmux to run
+/// (through `sh -c`) and the environment it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Launch {
+    /// The command line.
+    pub command: String,
+    /// Variables to set for it.
+    pub env: Vec<(String, String)>,
+}
+
+impl ShellIntegration {
+    /// Writes the hook files into `dir` (created with mode 0700 if missing;
+    /// the files get mode 0600), replacing older versions of them.
+    pub fn install(dir: impl Into<PathBuf>) -> io::Result<Self> {
+        use std::os::unix::fs::DirBuilderExt as _;
+        let dir = dir.into();
+        for sub in ["", "bash", "zsh", "fish"] {
+            match std::fs::DirBuilder::new()
+                .mode(0o700)
+                .recursive(true)
+                .create(dir.join(sub))
+            {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let this = Self { dir };
+        this.write("bash/hooks", BASH_HOOKS)?;
+        this.write(
+            "bash/rc",
+            &format!(
+                "# Written by tmux-control: an interactive bash's start-up files, then the hooks.\n\
+                 [ -r /etc/bash.bashrc ] && . /etc/bash.bashrc\n\
+                 [ -r \"$HOME/.bashrc\" ] && . \"$HOME/.bashrc\"\n\
+                 . {} \"${{{NONCE_VARIABLE}:-}}\"\n\
+                 unset {NONCE_VARIABLE}\n",
+                quote(&this.path("bash/hooks"))
+            ),
+        )?;
+        this.write("zsh/hooks", ZSH_HOOKS)?;
+        this.write(
+            "zsh/.zshenv",
+            "# Written by tmux-control: the user's .zshenv, read from the user's ZDOTDIR.\n\
+             __tmc_zdotdir=$ZDOTDIR\n\
+             ZDOTDIR=${TMUX_CONTROL_USER_ZDOTDIR:-$HOME}\n\
+             [[ -r $ZDOTDIR/.zshenv ]] && . $ZDOTDIR/.zshenv\n\
+             __tmc_user_zdotdir=$ZDOTDIR\n\
+             ZDOTDIR=$__tmc_zdotdir\n",
+        )?;
+        this.write(
+            "zsh/.zshrc",
+            &format!(
+                "# Written by tmux-control: the user's .zshrc, then the hooks.\n\
+                 ZDOTDIR=$__tmc_user_zdotdir\n\
+                 unset __tmc_zdotdir __tmc_user_zdotdir TMUX_CONTROL_USER_ZDOTDIR\n\
+                 [[ -r $ZDOTDIR/.zshrc ]] && . $ZDOTDIR/.zshrc\n\
+                 . {} \"${{{NONCE_VARIABLE}:-}}\"\n\
+                 unset {NONCE_VARIABLE}\n",
+                quote(&this.path("zsh/hooks"))
+            ),
+        )?;
+        this.write("fish/hooks.fish", FISH_HOOKS)?;
+        Ok(this)
+    }
+
+    /// The directory the hooks are in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.dir.join(name).display().to_string()
+    }
+
+    fn write(&self, name: &str, text: &str) -> io::Result<()> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        let path = self.dir.join(name);
+        let tmp = self.dir.join(format!(
+            ".{}.{}",
+            name.replace('/', "-"),
+            std::process::id()
+        ));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        file.write_all(text.as_bytes())?;
+        drop(file);
+        std::fs::rename(&tmp, &path)
+    }
+
+    /// The command line that starts `program` (the shell's path, for
+    /// example tmux's `default-shell`) as an interactive `kind` shell that
+    /// reads the user's usual start-up files and then the hooks, marking
+    /// with `nonce` (hex digits).
+    ///
+    /// bash reads `/etc/bash.bashrc` and `~/.bashrc` (as an interactive
+    /// non-login bash does); zsh its `.zshenv` and `.zshrc` from the
+    /// user's `ZDOTDIR`; fish its usual configuration.
+    pub fn launch(&self, kind: ShellKind, program: &str, nonce: &str) -> io::Result<Launch> {
+        check_nonce(nonce)?;
+        let program = quote(program);
+        let command = match kind {
+            ShellKind::Bash => format!(
+                "exec {program} --rcfile {} -i",
+                quote(&self.path("bash/rc"))
+            ),
+            ShellKind::Zsh => format!(
+                "exec env TMUX_CONTROL_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR={} {program} -i",
+                quote(&self.path("zsh"))
+            ),
+            ShellKind::Fish => format!(
+                "exec {program} -i -C {}",
+                quote(&format!(
+                    "source {} ${NONCE_VARIABLE}; set -e {NONCE_VARIABLE}",
+                    quote(&self.path("fish/hooks.fish"))
+                ))
+            ),
+        };
+        Ok(Launch {
+            command,
+            env: vec![(NONCE_VARIABLE.to_owned(), nonce.to_owned())],
+        })
+    }
+
+    /// A line to type into a `kind` shell that is already running at its
+    /// prompt, loading the hooks with `nonce`. It starts with a space, so
+    /// a shell that keeps such lines out of its history does.
+    pub fn source_line(&self, kind: ShellKind, nonce: &str) -> io::Result<String> {
+        check_nonce(nonce)?;
+        Ok(match kind {
+            ShellKind::Bash => format!(" . {} {nonce}", quote(&self.path("bash/hooks"))),
+            ShellKind::Zsh => format!(" . {} {nonce}", quote(&self.path("zsh/hooks"))),
+            ShellKind::Fish => format!(" source {} {nonce}", quote(&self.path("fish/hooks.fish"))),
+        })
+    }
+}
+
+fn check_nonce(nonce: &str) -> io::Result<()> {
+    if valid_nonce(nonce) {
+        Ok(())
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("shell integration nonce {nonce:?} is not 1 to 64 hex digits"),
+        ))
+    }
+}
+
+/// Single-quotes `word` for a POSIX shell (and fish, for the paths used
+/// here: fish reads `'\''` the same way).
+fn quote(word: &str) -> String {
+    format!("'{}'", word.replace('\'', r"'\''"))
+}
+
+const BASH_HOOKS: &str = r#"# Shell integration hooks for bash, written by tmux-control.
+# Usage: . THIS_FILE NONCE. Marks prompts and commands with OSC 133 (with
+# the nonce, the exit status and PIPESTATUS) and the directory with OSC 7.
+if [ -n "${1:-}" ] && [ -z "${__tmc_nonce:-}" ]; then
+__tmc_nonce=$1
+__tmc_prompted=
+__tmc_prompt() {
+    local __tmc_status=$? __tmc_pipe="${PIPESTATUS[*]}"
+    if [ -n "$__tmc_prompted" ]; then
+        printf '\033]133;D;%s;nonce=%s;pipestatus=%s\007' "$__tmc_status" "$__tmc_nonce" "${__tmc_pipe// /,}"
+    fi
+    __tmc_prompted=1
+    local __tmc_dir="${PWD//%/%25}"
+    printf '\033]7;file://%s%s\007\033]133;A;nonce=%s\007' "${HOSTNAME:-}" "${__tmc_dir//;/%3B}" "$__tmc_nonce"
+    return "$__tmc_status"
+}
+PROMPT_COMMAND="__tmc_prompt${PROMPT_COMMAND:+;$PROMPT_COMMAND}"
+PS0="${PS0:-}\\e]133;C;nonce=${__tmc_nonce}\\a"
+PS1="${PS1:-}\\[\\e]133;B;nonce=${__tmc_nonce}\\a\\]"
+fi
+"#;
+
+const ZSH_HOOKS: &str = r#"# Shell integration hooks for zsh, written by tmux-control.
+# Usage: . THIS_FILE NONCE. Marks prompts and commands with OSC 133 (with
+# the nonce, the exit status and pipestatus) and the directory with OSC 7.
+# PROMPT_SP is turned off: zsh prints its partial-line mark before the
+# precmd hooks run, so it would land inside the command's output.
+if [[ -n ${1:-} && -z ${__tmc_nonce:-} ]]; then
+unsetopt PROMPT_SP
+typeset -g __tmc_nonce=$1 __tmc_prompted=
+__tmc_precmd() {
+    local __tmc_status=$? __tmc_pipe=${(j:,:)pipestatus}
+    if [[ -n $__tmc_prompted ]]; then
+        printf '\033]133;D;%s;nonce=%s;pipestatus=%s\007' $__tmc_status $__tmc_nonce $__tmc_pipe
+    fi
+    __tmc_prompted=1
+    local __tmc_dir=${PWD//\%/%25}
+    printf '\033]7;file://%s%s\007\033]133;A;nonce=%s\007' $HOST ${__tmc_dir//;/%3B} $__tmc_nonce
+    return $__tmc_status
+}
+__tmc_preexec() {
+    printf '\033]133;C;nonce=%s\007' $__tmc_nonce
+}
+typeset -ga precmd_functions preexec_functions
+precmd_functions=(__tmc_precmd ${precmd_functions:#__tmc_precmd})
+preexec_functions=(${preexec_functions:#__tmc_preexec} __tmc_preexec)
+PS1="${PS1}%{"$'\e'"]133;B;nonce=${__tmc_nonce}"$'\a'"%}"
+fi
+"#;
+
+const FISH_HOOKS: &str = r#"# Shell integration hooks for fish, written by tmux-control.
+# Usage: source THIS_FILE NONCE. Marks prompts and commands with OSC 133
+# (with the nonce, the exit status and pipestatus) and the directory with
+# OSC 7. A command line's end is marked right after it runs (before fish
+# prints its own missing-newline mark); a line fish did not run (an empty
+# one) is marked ended at the next prompt.
+if test -n "$argv[1]"; and not set -q __tmc_nonce
+    set -g __tmc_nonce $argv[1]
+    set -g __tmc_prompted 0
+    set -g __tmc_ended 0
+    function __tmc_prompt --on-event fish_prompt
+        set -l __tmc_status $status
+        if test $__tmc_prompted = 1; and test $__tmc_ended = 0
+            printf '\e]133;D;%s;nonce=%s\a' $__tmc_status $__tmc_nonce
+        end
+        set -g __tmc_prompted 1
+        set -g __tmc_ended 0
+        set -l __tmc_dir (string replace -a ';' '%3B' -- (string replace -a '%' '%25' -- $PWD))
+        printf '\e]7;file://%s%s\a\e]133;A;nonce=%s\a' $hostname $__tmc_dir $__tmc_nonce
+    end
+    function __tmc_preexec --on-event fish_preexec
+        printf '\e]133;C;nonce=%s\a' $__tmc_nonce
+    end
+    function __tmc_postexec --on-event fish_postexec
+        set -l __tmc_status $status
+        set -l __tmc_pipe (string join , $pipestatus)
+        printf '\e]133;D;%s;nonce=%s;pipestatus=%s\a' $__tmc_status $__tmc_nonce $__tmc_pipe
+        set -g __tmc_ended 1
+    end
+    if functions -q fish_prompt; and not functions -q __tmc_user_prompt
+        functions -c fish_prompt __tmc_user_prompt
+        function fish_prompt
+            __tmc_user_prompt
+            printf '\e]133;B;nonce=%s\a' $__tmc_nonce
+        end
+    end
+end
+"#;
+
+/// Where an integrated shell stands, as its marks tell.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShellPhase {
+    /// No mark yet: the shell has not drawn its first prompt (it may still
+    /// be reading its start-up files), or it has no hooks.
+    Starting,
+    /// A prompt is being drawn (`A` seen, not yet `B`).
+    Prompt,
+    /// The prompt is drawn and the shell reads a command line (`B`).
+    Ready,
+    /// A command line runs (`C` seen, not yet `D`).
+    Running,
+}
+
+/// A command line that finished, as its marks tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FinishedCommand {
+    /// Offset of the first byte of its output: just after the `C` mark, or
+    /// when the shell ran nothing (an empty line, a syntax error), where
+    /// the tracker started or the last prompt ended.
+    pub output_start: u64,
+    /// Offset just after its last byte (the start of the `D` mark).
+    pub output_end: u64,
+    /// Offset just after the `D` mark.
+    pub end: u64,
+    /// Whether a `C` mark was seen: the shell ran the line.
+    pub ran: bool,
+    /// The exit status (`$?`), when the shell gave one.
+    pub status: Option<i32>,
+    /// The status of each command of the pipeline (`PIPESTATUS`,
+    /// `pipestatus`), when the shell gave them.
+    pub pipestatus: Vec<i32>,
+}
+
+/// What [`ShellTracker::feed`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ShellEvent {
+    /// A prompt started (`A`), at this offset.
+    Prompt(u64),
+    /// The prompt is drawn (`B`); input is read from this offset.
+    Ready(u64),
+    /// A command line started (`C`); its output starts at this offset.
+    Started(u64),
+    /// A command line finished (`D`).
+    Finished(FinishedCommand),
+    /// The shell's working directory (OSC 7).
+    Directory(PathBuf),
+}
+
+/// Follows one integrated shell through its marks, fed its output in
+/// order: the [`ShellPhase`], each command's output range and statuses,
+/// and the working directory. Pure: no I/O, so it can be fed from a
+/// [`PaneStream`](crate::PaneStream), from a log read back, or in a test.
+///
+/// ```
+/// use tmux_control::{ShellEvent, ShellPhase, ShellTracker};
+/// let mut shell = ShellTracker::new("ab", 0);
+/// let out = b"\x1b]133;A;nonce=ab\x07$ \x1b]133;B;nonce=ab\x07false | true\r\n\
+///             \x1b]133;C;nonce=ab\x07\x1b]133;D;0;nonce=ab;pipestatus=1,0\x07";
+/// let events = shell.feed(0, out);
+/// let Some(ShellEvent::Finished(done)) = events.last() else { panic!() };
+/// assert_eq!((done.status, done.pipestatus.clone()), (Some(0), vec![1, 0]));
+/// assert_eq!(done.output_start, done.output_end); // it printed nothing
+/// assert_eq!(shell.phase(), ShellPhase::Prompt);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ShellTracker {
+    nonce: String,
+    marks: MarkScanner,
+    phase: ShellPhase,
+    /// Where the output of a line run without a `C` mark starts.
+    line_start: u64,
+    /// Just after the `C` mark of the running line.
+    output_start: Option<u64>,
+    directory: Option<PathBuf>,
+}
+
+impl ShellTracker {
+    /// A tracker for the marks with `nonce`, whose first byte fed will be
+    /// at offset `from`.
+    pub fn new(nonce: &str, from: u64) -> Self {
+        Self {
+            nonce: nonce.to_owned(),
+            marks: MarkScanner::new(from),
+            phase: ShellPhase::Starting,
+            line_start: from,
+            output_start: None,
+            directory: None,
+        }
+    }
+
+    /// The nonce it follows.
+    pub fn nonce(&self) -> &str {
+        &self.nonce
+    }
+
+    /// Where the shell stands.
+    pub fn phase(&self) -> ShellPhase {
+        self.phase
+    }
+
+    /// The last working directory the shell reported.
+    pub fn directory(&self) -> Option<&Path> {
+        self.directory.as_deref()
+    }
+
+    /// Where to feed from next to see everything not yet reported (the
+    /// start of an unfinished mark, or the end of what was fed).
+    pub fn resume_offset(&self) -> u64 {
+        self.marks.resume_offset()
+    }
+
+    /// Takes up at `offset` after a gap in the output (bytes lost or no
+    /// longer held): an unfinished mark is dropped, the phase kept.
+    pub fn skip_to(&mut self, offset: u64) {
+        self.marks = MarkScanner::new(offset);
+    }
+
+    /// Starts the next command line's output at `offset` if the shell runs
+    /// it without a `C` mark (an empty line, a syntax error): the offset
+    /// after the line was typed.
+    pub fn typed(&mut self, offset: u64) {
+        self.line_start = offset;
+    }
+
+    /// Feeds output that starts at `offset`, and returns what it tells.
+    pub fn feed(&mut self, offset: u64, data: &[u8]) -> Vec<ShellEvent> {
+        let marks = self.marks.feed(offset, data);
+        marks.into_iter().filter_map(|m| self.apply(m)).collect()
+    }
+
+    fn apply(&mut self, m: Mark) -> Option<ShellEvent> {
+        if let ShellMark::WorkingDirectory { path, .. } = m.mark {
+            self.directory = Some(path.clone());
+            return Some(ShellEvent::Directory(path));
+        }
+        if m.mark.param("nonce") != Some(self.nonce.as_str()) {
+            return None;
+        }
+        Some(match m.mark {
+            ShellMark::PromptStart { .. } => {
+                self.phase = ShellPhase::Prompt;
+                ShellEvent::Prompt(m.start)
+            }
+            ShellMark::InputStart { .. } => {
+                self.phase = ShellPhase::Ready;
+                self.line_start = m.end;
+                ShellEvent::Ready(m.end)
+            }
+            ShellMark::CommandStart { .. } => {
+                self.phase = ShellPhase::Running;
+                self.output_start = Some(m.end);
+                ShellEvent::Started(m.end)
+            }
+            ShellMark::CommandEnd { status, .. } => {
+                let pipestatus = m
+                    .mark
+                    .param("pipestatus")
+                    .map(|p| p.split(',').filter_map(|s| s.trim().parse().ok()).collect())
+                    .unwrap_or_default();
+                let ran = self.output_start.is_some();
+                let output_start = self.output_start.take().unwrap_or(self.line_start);
+                self.phase = ShellPhase::Prompt;
+                self.line_start = m.end;
+                ShellEvent::Finished(FinishedCommand {
+                    output_start: output_start.min(m.start),
+                    output_end: m.start,
+                    end: m.end,
+                    ran,
+                    status,
+                    pipestatus,
+                })
+            }
+            ShellMark::WorkingDirectory { .. } => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn mark(kind: &str, nonce: &str) -> Vec<u8> {
+        format!("\x1b]133;{kind};nonce={nonce}\x07").into_bytes()
+    }
+
+    #[test]
+    fn phases_follow_the_marks_and_other_nonces_are_ignored() {
+        let mut t = ShellTracker::new("n1", 0);
+        assert_eq!(t.phase(), ShellPhase::Starting);
+        let mut out = Vec::new();
+        out.extend(mark("A", "n1"));
+        out.extend(b"$ ");
+        out.extend(mark("B", "n1"));
+        let events = t.feed(0, &out);
+        assert_eq!(events.len(), 2);
+        assert_eq!(t.phase(), ShellPhase::Ready);
+        let at = out.len() as u64;
+        // A program printing marks of its own (no nonce, another nonce).
+        let fake = b"\x1b]133;C\x07\x1b]133;D;0;nonce=n2\x07";
+        assert!(t.feed(at, fake).is_empty());
+        assert_eq!(t.phase(), ShellPhase::Ready);
+        let at = at + fake.len() as u64;
+        let mut run = mark("C", "n1");
+        run.extend(b"hi\r\n");
+        run.extend(b"\x1b]133;D;130;nonce=n1;pipestatus=0,130\x07");
+        run.extend(b"\x1b]7;file://h/tmp/a%20b\x07");
+        let events = t.feed(at, &run);
+        let done = events
+            .iter()
+            .find_map(|e| match e {
+                ShellEvent::Finished(f) => Some(f.clone()),
+                _ => None,
+            })
+            .unwrap();
+        let text = &run[(done.output_start - at) as usize..(done.output_end - at) as usize];
+        assert_eq!(text, b"hi\r\n");
+        assert_eq!(done.status, Some(130));
+        assert_eq!(done.pipestatus, vec![0, 130]);
+        assert!(done.ran);
+        assert_eq!(t.directory(), Some(Path::new("/tmp/a b")));
+        assert_eq!(t.phase(), ShellPhase::Prompt);
+    }
+
+    #[test]
+    fn a_line_the_shell_does_not_run_ends_with_its_text() {
+        let mut t = ShellTracker::new("n", 0);
+        t.feed(0, &mark("B", "n"));
+        t.typed(40);
+        let mut out = b"syntax error\r\n".to_vec();
+        out.extend(b"\x1b]133;D;2;nonce=n;pipestatus=2\x07");
+        let events = t.feed(40, &out);
+        let ShellEvent::Finished(f) = &events[0] else {
+            panic!("{events:?}")
+        };
+        assert!(!f.ran);
+        assert_eq!((f.output_start, f.output_end), (40, 54));
+        assert_eq!(f.status, Some(2));
+    }
+
+    #[test]
+    fn hooks_and_launch_lines() {
+        let dir = std::env::temp_dir().join(format!("tmc-shell-unit-{}", std::process::id()));
+        let hooks = ShellIntegration::install(&dir).unwrap();
+        for name in [
+            "bash/hooks",
+            "bash/rc",
+            "zsh/hooks",
+            "zsh/.zshrc",
+            "zsh/.zshenv",
+            "fish/hooks.fish",
+        ] {
+            use std::os::unix::fs::PermissionsExt as _;
+            let meta = std::fs::metadata(dir.join(name)).unwrap();
+            assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{name}");
+        }
+        assert!(hooks.launch(ShellKind::Fish, "fish", "xyz").is_err());
+        let fish = hooks
+            .launch(ShellKind::Fish, "/usr/bin/fish", "0a")
+            .unwrap();
+        assert!(fish.command.contains("hooks.fish"), "{}", fish.command);
+        assert_eq!(ShellKind::of("/usr/local/bin/fish"), Some(ShellKind::Fish));
+        assert_eq!(ShellKind::Zsh.name(), "zsh");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
