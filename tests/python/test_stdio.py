@@ -276,9 +276,10 @@ async def test_cancelled_calls_end_and_the_server_stays_usable(tmux_mcp: TmuxMcp
             assert cancelled[0]["duration_ms"] < 3000
 
             # A cancelled run leaves the command running; the pane stays busy
-            # until the run is collected by its id, which the refusal names.
+            # while it runs, and the refusal names the run's id, by which its
+            # end is collected.
             with anyio.move_on_after(0.5) as scope:
-                await run(session, pane, "sleep 1; echo finished")
+                await run(session, pane, "sleep 3; echo finished")
             assert scope.cancelled_caught
             busy = await session.call_tool("run", {"target": pane, "command": "echo next"})
             assert busy.is_error

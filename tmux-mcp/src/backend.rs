@@ -14,9 +14,10 @@ use tmux_control::{
 
 use crate::config::{Config, SocketChoice};
 use crate::guard;
-use crate::markers::RunState;
 use crate::reply::ToolError;
+use crate::shell::Shells;
 use crate::text::shell_quote;
+use crate::tools::run::RunState;
 
 /// The session the control connection attaches to. It holds one window
 /// running a placeholder that never exits, so the connection survives
@@ -38,6 +39,7 @@ pub(crate) struct Backend {
     history_limit: u32,
     pane_log_bytes: usize,
     state_dir: Option<PathBuf>,
+    shell_integration: bool,
     conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
 }
 
@@ -52,6 +54,8 @@ pub(crate) struct Conn {
     inputs: Mutex<HashMap<PaneId, u64>>,
     /// Runs started by the `run` tool, by run id.
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
+    /// The terminals whose shells run with shell integration.
+    pub(crate) shells: Shells,
 }
 
 impl Backend {
@@ -62,6 +66,7 @@ impl Backend {
             history_limit: config.history_limit,
             pane_log_bytes: config.pane_log_bytes,
             state_dir: config.state_dir.clone(),
+            shell_integration: config.shell_integration,
             conn: tokio::sync::Mutex::new(None),
         }
     }
@@ -140,10 +145,7 @@ impl Backend {
                 "Set --state-dir (TMUX_MCP_STATE_DIR) to a directory only you can write",
             )
         };
-        let dir = match &self.state_dir {
-            Some(dir) => dir.clone(),
-            None => default_state_dir(),
-        };
+        let dir = self.state_dir();
         private_dir(&dir).map_err(|e| fail(format!("{}: {e}", dir.display())))?;
         let content = format!(
             "# Written by tmux-mcp. tmux reads it only when tmux-mcp starts this server.\n\
@@ -161,6 +163,14 @@ impl Backend {
             .and_then(|()| std::fs::rename(&tmp, &path))
             .map_err(|e| fail(format!("{}: {e}", path.display())))?;
         Ok(path)
+    }
+
+    /// The state directory: the configured one or the default.
+    fn state_dir(&self) -> PathBuf {
+        match &self.state_dir {
+            Some(dir) => dir.clone(),
+            None => default_state_dir(),
+        }
     }
 
     async fn connect(&self) -> Result<Conn, ToolError> {
@@ -205,6 +215,7 @@ impl Backend {
             socket_path,
             inputs: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
+            shells: Shells::new(self.shell_integration, self.state_dir().join("shell")),
         })
     }
 }

@@ -181,6 +181,11 @@ pub struct Cli {
     /// with mode 0700) [default: $XDG_RUNTIME_DIR/tmux-mcp or $TMPDIR/tmux-mcp-UID].
     #[arg(long, env = "TMUX_MCP_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+
+    /// Do not install shell integration in the shells of new terminals
+    /// (`run` then types its wrapped form, as for shells without hooks).
+    #[arg(long, env = "TMUX_MCP_NO_SHELL_INTEGRATION")]
+    pub no_shell_integration: bool,
 }
 
 /// The validated configuration.
@@ -211,6 +216,8 @@ pub struct Config {
     pub extra_redactions: Vec<String>,
     /// Directory for the generated tmux configuration.
     pub state_dir: Option<PathBuf>,
+    /// Whether new terminals' shells get the shell integration hooks.
+    pub shell_integration: bool,
 }
 
 impl Default for Config {
@@ -228,6 +235,7 @@ impl Default for Config {
             default_redactions: true,
             extra_redactions: Vec::new(),
             state_dir: None,
+            shell_integration: true,
         }
     }
 }
@@ -316,6 +324,7 @@ impl Config {
             default_redactions: !cli.no_default_redactions,
             extra_redactions,
             state_dir: cli.state_dir.clone(),
+            shell_integration: !cli.no_shell_integration,
         })
     }
 }

@@ -514,6 +514,9 @@ impl ShellTracker {
                 self.line_start = m.end;
                 ShellEvent::Ready(m.end)
             }
+            // A line of several commands (a multi-line paste) can mark
+            // each one's start; its output starts at the first.
+            ShellMark::CommandStart { .. } if self.output_start.is_some() => return None,
             ShellMark::CommandStart { .. } => {
                 self.phase = ShellPhase::Running;
                 self.output_start = Some(m.end);
@@ -588,6 +591,21 @@ mod tests {
         assert!(done.ran);
         assert_eq!(t.directory(), Some(Path::new("/tmp/a b")));
         assert_eq!(t.phase(), ShellPhase::Prompt);
+    }
+
+    #[test]
+    fn a_line_of_several_commands_is_one_command() {
+        let mut t = ShellTracker::new("n", 0);
+        let mut out = mark("C", "n");
+        out.extend(b"one\r\n");
+        out.extend(mark("C", "n"));
+        out.extend(b"two\r\n\x1b]133;D;0;nonce=n\x07");
+        let events = t.feed(0, &out);
+        assert_eq!(events.len(), 2, "{events:?}");
+        let ShellEvent::Finished(f) = &events[1] else {
+            panic!("{events:?}")
+        };
+        assert_eq!(f.output_start, mark("C", "n").len() as u64);
     }
 
     #[test]

@@ -189,8 +189,19 @@ impl Tmux {
         })
     }
 
-    /// The server's `default-shell`, which runs every pane's command.
-    async fn default_shell(&self) -> Result<String> {
+    /// The server's `default-shell`, which runs every pane's command
+    /// (`/bin/sh` when it is unset).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// assert!(tmux.default_shell().await?.starts_with('/'));
+    /// # Ok(()) }
+    /// ```
+    pub async fn default_shell(&self) -> Result<String> {
         let shell = self
             .run(ShowOption::new(OptionScope::Session, "default-shell").global())
             .await?;
@@ -205,7 +216,17 @@ impl Tmux {
 
     /// The server's `default-command`, when one is set: what tmux runs in
     /// a new pane given no command.
-    async fn default_command(&self) -> Result<Option<String>> {
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// assert_eq!(tmux.default_command().await?, None);
+    /// # Ok(()) }
+    /// ```
+    pub async fn default_command(&self) -> Result<Option<String>> {
         let command = self
             .run(ShowOption::new(OptionScope::Session, "default-command").global())
             .await?;

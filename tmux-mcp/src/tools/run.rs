@@ -1,6 +1,11 @@
-//! The `run` tool (toolset `execute`): type a shell command wrapped in
-//! OSC 133 markers, wait for it to finish, and return its output and exact
-//! exit status (see [`crate::markers`] for the markers).
+//! The `run` tool (toolset `execute`): type a shell command, wait for it to
+//! finish, and return its output and exact exit status.
+//!
+//! In a shell with shell integration ([`crate::shell`]) the command is typed
+//! as it is and its end, status and pipeline statuses come from the
+//! shell's own marks; anywhere else it is typed in the wrapped form of
+//! [`crate::markers`]. Both forms are read by one
+//! [`ShellTracker`](tmux_control::ShellTracker).
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -9,10 +14,13 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::{PaneChunk, PaneExit, PaneOutput, PaneState, WaitError};
+use tmux_control::{
+    PaneChunk, PaneExit, PaneId, PaneOutput, PaneState, ShellEvent, ShellKind, ShellPhase,
+    ShellTracker, WaitError, shell_nonce,
+};
 
 use crate::backend::Conn;
-use crate::markers::{Finished, RunState, Scanner, nonce, wrapper_line};
+use crate::markers::wrapper_line;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
@@ -21,15 +29,63 @@ use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_tex
 /// its foreground command (a true timer: a deadline).
 const STARTING: Duration = Duration::from_secs(3);
 
+/// The longest `run` waits for an integrated shell that has started its
+/// prompt to finish drawing it (a true timer: a deadline; a prompt that a
+/// theme redraws without the end mark is typed into after it).
+const PROMPT_DRAWN: Duration = Duration::from_secs(1);
+
+/// The longest a run waits, before it refuses a pane with a run in
+/// progress, for an integrated shell to mark that run's end (a true timer:
+/// a deadline; an interrupt sent just before takes the shell a moment).
+const INTERRUPT_SETTLE: Duration = Duration::from_millis(500);
+
+/// A run in progress, kept between calls so that a run that outlives one
+/// call can be resumed by the next.
+#[derive(Debug, Clone)]
+pub(crate) struct RunState {
+    /// The pane it runs in.
+    pub(crate) pane: PaneId,
+    /// The integrated shell it was typed into, or `None`: the wrapped form.
+    pub(crate) shell: Option<ShellKind>,
+    /// Reads its marks (for an integrated shell, the shell's own tracker is
+    /// used instead, up to date).
+    pub(crate) tracker: ShellTracker,
+    /// Offset of the pane's output when it was typed: its end comes after.
+    pub(crate) typed_at: u64,
+    /// When it was typed.
+    pub(crate) started: Instant,
+    /// Its end, once seen by something other than a wait for it (the
+    /// shell marked it while no call waited): kept for the call that
+    /// collects it.
+    ended: Option<Ended>,
+}
+
+/// What `start_run` did.
+enum Started {
+    /// Typed the command: its run id and the pane.
+    Typed(String, PaneOutput),
+    /// Typed nothing: the integrated shell has not drawn its first prompt.
+    NotReady(Box<RunResult>),
+}
+
+/// How a command line ended, as its marks tell.
+#[derive(Debug, Clone)]
+struct Ended {
+    output_start: u64,
+    output_end: u64,
+    end: u64,
+    status: Option<i32>,
+    pipestatus: Vec<i32>,
+}
 use crate::wait::{CallCtx, Waited};
 
 // ---------------------------------------------------------------- run
 
 const RUN: &str = "Run one shell command in a terminal whose shell is waiting at its prompt, wait for it to finish, and return its output and exact exit status. \
-The command is typed into the pane (a human watching sees it) between two invisible markers, so the result holds exactly the command's own output: no prompt, no echo. It runs in that shell, so cd and variables persist. Needs a POSIX shell (bash, zsh, sh, dash, ksh); multi-line commands work. \
-Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured), with progress notifications. If the command is still running then, the reply has status=running, the output so far and a run_id: call run again with run_id (no command) to keep waiting, or send_keys [\"C-c\"] to interrupt it. Interactive prompts (passwords, y/n) also show up as running: answer with send_text, then resume. \
-Returns status (completed, running, pane_exited if the shell itself exited, pane_gone), exit_status, output (plain text, secrets masked; long output keeps its start and end and says how to read the middle with read_output), and cursors. \
-Refuses a pane in copy mode, a pane running a full-screen program or something other than a shell (force=true skips the last two checks), and a pane with a run still in progress.";
+In a terminal made by create_terminal with bash, zsh or fish (shell integration, mode=integrated) the command is typed exactly as given, as a human would, and the shell itself marks where its output starts and ends, with $? and the status of each command of a pipeline (pipestatus). In other shells (sh, dash, ksh; mode=wrapped) it is typed between two invisible markers. Either way the result holds exactly the command's own output: no prompt, no echo. It runs in that shell, so cd and variables persist; multi-line commands work. \
+Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured), with progress notifications. If the command is still running then, the reply has status=running, the output so far and a run_id: call run again with run_id (no command) to keep waiting. To interrupt it, send_keys [\"C-c\"]: in an integrated shell the run then ends as completed with exit status 130 and the pane is free for the next run. Interactive prompts (passwords, y/n) show up as running: answer with send_text, then resume. \
+Returns status (completed, running, shell_starting if the shell has not drawn its first prompt yet, pane_exited if the shell itself exited, pane_gone), exit_status, pipestatus, mode, output (plain text, secrets masked; long output keeps its start and end and says how to read the middle with read_output), and cursors. \
+Refuses a pane in copy mode, a pane running a full-screen program or something other than a shell (force=true skips the last two checks), and a pane with a command still running.";
 
 /// Arguments of `run`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -58,10 +114,22 @@ pub enum RunStatus {
     Completed,
     /// Still running when the time limit passed: resume with run_id.
     Running,
+    /// The integrated shell had not drawn its first prompt within the time limit (it may still be reading slow start-up files); nothing was typed.
+    ShellStarting,
     /// The shell itself exited (for example the command was `exit`); exit_status is the shell's.
     PaneExited,
     /// The pane was closed.
     PaneGone,
+}
+
+/// How `run` typed the command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RunMode {
+    /// As given, into a shell with shell integration.
+    Integrated,
+    /// Between two markers, into a shell without shell integration.
+    Wrapped,
 }
 
 /// Result of `run`.
@@ -75,6 +143,12 @@ pub struct RunResult {
     pub status: RunStatus,
     /// The command's exit status when completed (the shell's when pane_exited).
     pub exit_status: Option<i32>,
+    /// With shell integration: the exit status of each command of the pipeline (bash PIPESTATUS, zsh and fish pipestatus).
+    pub pipestatus: Option<Vec<i32>>,
+    /// How the command was typed: integrated (as given, into a shell with shell integration) or wrapped (between markers).
+    pub mode: RunMode,
+    /// With shell integration: the shell's working directory after the command.
+    pub cwd: Option<String>,
     /// The command's output as plain text (secrets masked); when running, the output so far.
     pub output: String,
     /// Bytes of raw output the command produced (so far).
@@ -95,11 +169,26 @@ impl Summary for RunResult {
     fn summary(&self) -> String {
         let mut s = match self.status {
             RunStatus::Completed => format!(
-                "Command finished in pane {} with exit status {} ({} ms).",
+                "Command finished in pane {} with exit status {}{} ({} ms, {}).",
                 self.pane,
                 self.exit_status
                     .map_or_else(|| "?".to_owned(), |c| c.to_string()),
-                self.elapsed_ms
+                match &self.pipestatus {
+                    Some(p) if p.len() > 1 => format!(
+                        " (pipeline: {})",
+                        p.iter().map(i32::to_string).collect::<Vec<_>>().join(" ")
+                    ),
+                    _ => String::new(),
+                },
+                self.elapsed_ms,
+                match self.mode {
+                    RunMode::Integrated => "shell integration",
+                    RunMode::Wrapped => "wrapped",
+                }
+            ),
+            RunStatus::ShellStarting => format!(
+                "The shell in pane {} has not drawn its first prompt after {} ms (it may still be reading its start-up files); nothing was typed. Call run again later, or look with capture_screen.",
+                self.pane, self.elapsed_ms
             ),
             RunStatus::Running => format!(
                 "Command still running in pane {} after {} ms. To keep waiting call run with run_id={:?}; to interrupt use send_keys keys=[\"C-c\"]; if it waits for input, answer with send_text then resume.",
@@ -164,8 +253,15 @@ impl TmuxMcp {
                         "Give target: the pane whose shell should run it",
                     ));
                 };
-                let (run_id, po) = self.start_run(&conn, target, command, args.force).await?;
-                self.wait_run(&conn, &po, &run_id, limit, budget, &cc).await
+                match self
+                    .start_run(&conn, target, command, args.force, limit)
+                    .await?
+                {
+                    Started::Typed(run_id, po) => {
+                        self.wait_run(&conn, &po, &run_id, limit, budget, &cc).await
+                    }
+                    Started::NotReady(result) => Ok(Json(*result)),
+                }
             }
             (None, Some(run_id)) => {
                 let pane = {
@@ -198,7 +294,8 @@ impl TmuxMcp {
         target: &str,
         command: &str,
         force: bool,
-    ) -> Result<(String, PaneOutput), ToolError> {
+        limit: Duration,
+    ) -> Result<Started, ToolError> {
         let r = conn.resolve(target).await?;
         let what = format!("Running a command in pane {}", r.pane);
         conn.refuse_home(&r, &what)?;
@@ -236,12 +333,8 @@ impl TmuxMcp {
             let _ = tokio::time::timeout(STARTING, settled).await;
             row = conn.pane_row(r.pane).await?;
         }
-        let busy = {
-            let runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
-            runs.iter()
-                .find(|(_, s)| s.pane == r.pane && !s.finished)
-                .map(|(id, _)| id.clone())
-        };
+        let busy = self.busy(conn, &po, r.pane).await;
+        let shell = conn.shells.get(&conn.tmux, &po).await;
         if let Some(id) = busy {
             return Err(ToolError::new(
                 what,
@@ -262,36 +355,81 @@ impl TmuxMcp {
                 "Use send_text / send_keys to talk to it, or quit it first; force=true types the command anyway",
             ));
         }
-        if !force && !PaneState::is_posix_shell(&row.current_command) {
+        // An integrated shell at its prompt says so itself (tmux's name of
+        // the foreground program can lag behind a program that just ended).
+        let at_prompt = shell
+            .as_ref()
+            .is_some_and(|s| matches!(s.phase(), ShellPhase::Prompt | ShellPhase::Ready));
+        let a_shell = PaneState::is_posix_shell(&row.current_command)
+            || ShellKind::of(&row.current_command).is_some();
+        if !force && !at_prompt && !a_shell {
             return Err(ToolError::new(
                 what,
                 format!(
-                    "the pane's foreground program is {:?}, not a POSIX shell (bash, zsh, sh, dash, ksh)",
+                    "the pane's foreground program is {:?}, not a shell (bash, zsh, fish, sh, dash, ksh)",
                     row.current_command
                 ),
                 "Use send_text and wait_for_output to talk to this program; force=true types the command anyway",
             ));
         }
-        let run_id = nonce();
-        let scanner = Scanner::new(&run_id, po.end_offset())
-            .map_err(|e| ToolError::new(what.clone(), e.to_string(), "Try again"))?;
-        let line = wrapper_line(command, &run_id);
+        if let Some(slot) = &shell {
+            match slot.phase() {
+                ShellPhase::Running if !force => {
+                    return Err(ToolError::new(
+                        what,
+                        "the shell is running a command that run did not start (typed with send_text, or by a human)",
+                        "Wait for it with wait_for_output or wait_for_idle, or interrupt it with send_keys keys=[\"C-c\"]; force=true types the command anyway",
+                    ));
+                }
+                ShellPhase::Prompt => {
+                    let ready = |p| p == ShellPhase::Ready;
+                    let _ = conn
+                        .shells
+                        .wait_for(&conn.tmux, &po, ready, PROMPT_DRAWN)
+                        .await;
+                }
+                ShellPhase::Starting => {
+                    // Still reading its start-up files: wait for its first
+                    // prompt, within this call's time limit.
+                    let started = Instant::now();
+                    let drawn = |p| matches!(p, ShellPhase::Prompt | ShellPhase::Ready);
+                    let now = conn.shells.wait_for(&conn.tmux, &po, drawn, limit).await;
+                    if !now.is_some_and(|s| drawn(s.phase())) {
+                        return Ok(Started::NotReady(Box::new(RunResult {
+                            pane: r.pane.to_string(),
+                            run_id: String::new(),
+                            status: RunStatus::ShellStarting,
+                            exit_status: None,
+                            pipestatus: None,
+                            mode: RunMode::Integrated,
+                            cwd: None,
+                            output: String::new(),
+                            output_bytes: 0,
+                            omitted: None,
+                            missed_bytes: 0,
+                            output_cursor: None,
+                            cursor: po.end_offset(),
+                            elapsed_ms: ms(started.elapsed()),
+                        })));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let shell = match shell {
+            Some(_) => conn.shells.get(&conn.tmux, &po).await,
+            None => None,
+        };
+        let run_id = shell_nonce();
+        let (line, tracker) = match &shell {
+            Some(slot) => (command.to_owned(), slot.tracker.clone()),
+            None => (
+                wrapper_line(command, &run_id),
+                ShellTracker::new(&run_id, po.end_offset()),
+            ),
+        };
         let from = po.end_offset();
         conn.note_input(r.pane, from);
-        {
-            let mut runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
-            runs.retain(|_, s| !s.finished && s.started.elapsed() < Duration::from_secs(24 * 3600));
-            runs.insert(
-                run_id.clone(),
-                RunState {
-                    pane: r.pane,
-                    scanner,
-                    scan_from: from,
-                    started: Instant::now(),
-                    finished: false,
-                },
-            );
-        }
         // Text with control characters (newlines, tabs) goes in as one
         // bracketed paste, so that the shell's line editor inserts it
         // instead of acting on it (a tab would complete, a newline run).
@@ -300,15 +438,76 @@ impl TmuxMcp {
         } else {
             type_text(conn, r.pane, &line).await.map(drop)
         };
-        if let Err(e) = typed {
+        typed?;
+        let typed_at = po.end_offset();
+        {
+            let mut runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
+            runs.retain(|_, s| s.started.elapsed() < Duration::from_secs(24 * 3600));
+            runs.insert(
+                run_id.clone(),
+                RunState {
+                    pane: r.pane,
+                    shell: shell.as_ref().map(|s| s.kind),
+                    tracker,
+                    typed_at,
+                    started: Instant::now(),
+                    ended: None,
+                },
+            );
+        }
+        if let Err(e) = press_enter(conn, r.pane).await {
             conn.runs
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .remove(&run_id);
             return Err(e);
         }
-        press_enter(conn, r.pane).await?;
-        Ok((run_id, po))
+        Ok(Started::Typed(run_id, po))
+    }
+
+    /// The run still in progress in `pane`, if any. A run in an integrated
+    /// shell whose end the shell has marked since is not in progress, even
+    /// if no call collected it yet (it was interrupted, say): its end is
+    /// kept for the call that does.
+    async fn busy(&self, conn: &Conn, po: &PaneOutput, pane: PaneId) -> Option<String> {
+        let (id, state) = {
+            let runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
+            runs.iter()
+                .find(|(_, s)| s.pane == pane && s.ended.is_none())
+                .map(|(id, s)| (id.clone(), s.clone()))?
+        };
+        if state.shell.is_none() {
+            // The wrapped form: only collecting the run ends it.
+            return Some(id);
+        }
+        // Just interrupted, the shell may not have marked the end yet:
+        // give it a moment (INTERRUPT_SETTLE) to do so.
+        let not_running = |p| p != ShellPhase::Running;
+        let slot = conn
+            .shells
+            .wait_for(&conn.tmux, po, not_running, INTERRUPT_SETTLE)
+            .await;
+        let last = slot
+            .and_then(|s| s.last)
+            .filter(|last| last.end > state.typed_at);
+        let Some(f) = last else {
+            return Some(id);
+        };
+        if let Some(run) = conn
+            .runs
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_mut(&id)
+        {
+            run.ended = Some(Ended {
+                output_start: f.output_start,
+                output_end: f.output_end,
+                end: f.end,
+                status: f.status,
+                pipestatus: f.pipestatus,
+            });
+        }
+        None
     }
 
     async fn wait_run(
@@ -334,65 +533,115 @@ impl TmuxMcp {
                 "Start it again",
             ));
         };
-        let mut scanner = state.scanner;
-        scanner.restart_at(state.scan_from);
-        let mut stream = po.stream_from(state.scan_from);
+        // An integrated shell's own tracker, up to date (it may have seen
+        // the end already); else the run's.
+        let slot = match state.shell {
+            Some(_) => conn.shells.get(&conn.tmux, po).await,
+            None => None,
+        };
+        let mut tracker = slot
+            .as_ref()
+            .map_or_else(|| state.tracker.clone(), |s| s.tracker.clone());
+        tracker.typed(state.typed_at);
+        let already = state.ended.clone().or_else(|| {
+            slot.as_ref()
+                .and_then(|s| s.last.clone())
+                .filter(|last| last.end > state.typed_at)
+                .map(|f| Ended {
+                    output_start: f.output_start,
+                    output_end: f.output_end,
+                    end: f.end,
+                    status: f.status,
+                    pipestatus: f.pipestatus,
+                })
+        });
         let mut missed = 0u64;
+        let mut started_at: Option<u64> = None;
         enum End {
-            Finished(Finished),
+            Finished(Ended),
             Exited(PaneExit),
             Gone,
             Timeout,
         }
-        let outcome = {
-            let scan = async {
-                loop {
-                    match stream.next().await {
-                        Some(PaneChunk::Output { offset, data }) => {
-                            if let Some(f) = scanner.feed(offset, &data) {
-                                return End::Finished(f);
+        let outcome = match already {
+            Some(ended) => Waited::Done(End::Finished(ended)),
+            None => {
+                let mut stream = po.stream_from(tracker.resume_offset());
+                let scan = async {
+                    loop {
+                        match stream.next().await {
+                            Some(PaneChunk::Output { offset, data }) => {
+                                for event in tracker.feed(offset, &data) {
+                                    match event {
+                                        ShellEvent::Started(at) if at > state.typed_at => {
+                                            started_at = Some(at);
+                                        }
+                                        ShellEvent::Finished(f) if f.end > state.typed_at => {
+                                            return End::Finished(Ended {
+                                                output_start: f.output_start,
+                                                output_end: f.output_end,
+                                                end: f.end,
+                                                status: f.status,
+                                                pipestatus: f.pipestatus,
+                                            });
+                                        }
+                                        _ => {}
+                                    }
+                                }
                             }
+                            Some(PaneChunk::Missed { from, to }) => {
+                                missed += to - from;
+                                tracker.skip_to(to);
+                            }
+                            Some(_) => {}
+                            None => return End::Gone,
                         }
-                        Some(PaneChunk::Missed { from, to }) => {
-                            missed += to - from;
-                            scanner.restart_at(to);
-                        }
-                        Some(_) => {}
-                        None => return End::Gone,
                     }
-                }
-            };
-            let exit = po.wait_exit(limit);
-            let both = async {
-                tokio::select! {
-                    biased;
-                    e = scan => e,
-                    x = exit => match x {
-                        Ok(exit) if exit.gone => End::Gone,
-                        Ok(exit) => End::Exited(exit),
-                        Err(WaitError::Timeout { .. }) => End::Timeout,
-                        Err(_) => End::Gone,
-                    },
-                }
-            };
-            cc.wait(&what, limit, async {
-                tokio::time::timeout(limit, both)
-                    .await
-                    .unwrap_or(End::Timeout)
-            })
-            .await
+                };
+                let exit = po.wait_exit(limit);
+                let both = async {
+                    tokio::select! {
+                        biased;
+                        e = scan => e,
+                        x = exit => match x {
+                            Ok(exit) if exit.gone => End::Gone,
+                            Ok(exit) => End::Exited(exit),
+                            Err(WaitError::Timeout { .. }) => End::Timeout,
+                            Err(_) => End::Gone,
+                        },
+                    }
+                };
+                cc.wait(&what, limit, async {
+                    tokio::time::timeout(limit, both)
+                        .await
+                        .unwrap_or(End::Timeout)
+                })
+                .await
+            }
         };
+        if let (Some(slot), Some(_)) = (&slot, state.shell) {
+            let mut updated = slot.clone();
+            updated.tracker = tracker.clone();
+            conn.shells.update(state.pane, updated);
+        }
         let elapsed_ms = ms(state.started.elapsed());
         let mut result = RunResult {
             pane: state.pane.to_string(),
             run_id: run_id.to_owned(),
             status: RunStatus::Running,
             exit_status: None,
+            pipestatus: None,
+            mode: if state.shell.is_some() {
+                RunMode::Integrated
+            } else {
+                RunMode::Wrapped
+            },
+            cwd: None,
             output: String::new(),
             output_bytes: 0,
             omitted: None,
             missed_bytes: 0,
-            output_cursor: scanner.output_start(),
+            output_cursor: started_at,
             cursor: po.end_offset(),
             elapsed_ms,
         };
@@ -402,17 +651,23 @@ impl TmuxMcp {
         };
         let (finished, out_end) = match &end {
             End::Finished(f) => {
-                // Let the shell print its next prompt, so that whatever is
-                // typed next does not race with it.
-                let _ = po
-                    .wait_idle(Duration::from_millis(30), Duration::from_millis(300))
-                    .await;
+                if state.shell.is_none() {
+                    // The wrapped form has no mark for the next prompt: let
+                    // the shell print it, so that whatever is typed next
+                    // does not race with it.
+                    let _ = po
+                        .wait_idle(Duration::from_millis(30), Duration::from_millis(300))
+                        .await;
+                } else {
+                    result.pipestatus = Some(f.pipestatus.clone());
+                    result.cwd = tracker.directory().map(|d| d.display().to_string());
+                }
                 result.status = RunStatus::Completed;
-                result.exit_status = Some(f.status);
+                result.exit_status = f.status;
                 result.output_cursor = Some(f.output_start);
-                result.cursor = f.marker_end;
+                result.cursor = f.end;
                 // Waits without a cursor start after what was just reported.
-                conn.note_input(state.pane, f.marker_end);
+                conn.note_input(state.pane, f.end);
                 (true, Some(f.output_end))
             }
             End::Exited(exit) => {
@@ -439,8 +694,7 @@ impl TmuxMcp {
             if finished {
                 runs.remove(run_id);
             } else if let Some(s) = runs.get_mut(run_id) {
-                s.scan_from = scanner.resume_offset();
-                s.scanner = scanner;
+                s.tracker = tracker;
             }
         }
         if cc.is_cancelled() {

@@ -9,7 +9,7 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{NewPane, NewSession, NewWindow, Size, SplitWindow};
-use tmux_control::{PaneOutput, Pattern};
+use tmux_control::{PaneOutput, Pattern, ShellPhase};
 
 use crate::backend::{check_session_name, check_window_name};
 use crate::reply::{Json, Summary, ToolError};
@@ -94,6 +94,10 @@ pub struct CreateTerminalResult {
     pub height: u32,
     /// The command it runs (none: the default shell).
     pub command: Option<String>,
+    /// The shell started with shell integration (bash, zsh or fish), if any: `run` then types commands as they are and knows their end and status from the shell's own marks.
+    pub shell_integration: Option<String>,
+    /// With shell integration: whether the shell had drawn its first prompt when this returned (false: it is still reading its start-up files; `run` waits for it).
+    pub shell_ready: Option<bool>,
     /// Output cursor (0: everything it prints is recorded).
     pub cursor: u64,
     /// How a human attaches to watch it.
@@ -103,7 +107,7 @@ pub struct CreateTerminalResult {
 impl Summary for CreateTerminalResult {
     fn summary(&self) -> String {
         format!(
-            "Created {} — session {} {:?}, window {} (index {}), pane {} ({}x{}) running {}. Use target={} from now on; output cursor={}. A human can watch with: {}",
+            "Created {} — session {} {:?}, window {} (index {}), pane {} ({}x{}) running {}{}. Use target={} from now on; output cursor={}. A human can watch with: {}",
             match self.kind {
                 TerminalKind::Session => "a session",
                 TerminalKind::Window => "a window",
@@ -117,12 +121,23 @@ impl Summary for CreateTerminalResult {
             self.width,
             self.height,
             self.command.as_deref().unwrap_or("the default shell"),
+            match (&self.shell_integration, self.shell_ready) {
+                (Some(shell), Some(false)) => format!(
+                    " ({shell} with shell integration; still starting: its first prompt has not appeared yet)"
+                ),
+                (Some(shell), _) => format!(" ({shell} with shell integration)"),
+                (None, _) => String::new(),
+            },
             self.pane,
             self.cursor,
             self.attach_command
         )
     }
 }
+
+/// The longest `create_terminal` waits for an integrated shell's first
+/// prompt (a true timer: a deadline; a slower shell is reported not ready).
+const FIRST_PROMPT: Duration = Duration::from_secs(3);
 
 /// Waits (at most two seconds) for the first visible output after
 /// `from`, then for the output to pause briefly.
@@ -242,13 +257,37 @@ impl TmuxMcp {
         if let Some(p) = &command {
             new_pane = new_pane.command(p);
         }
+        // The default shell, with shell integration when it has hooks.
+        let integrated = match &command {
+            Some(_) => None,
+            None => conn.shells.launch(&conn.tmux).await,
+        };
+        if let Some((_, _, launch)) = &integrated {
+            new_pane = new_pane.command(&launch.command);
+            for (k, v) in &launch.env {
+                new_pane = new_pane.env(k.clone(), v);
+            }
+        }
         // Followed from the program's first byte, and kept (with its exit
         // status) after it exits.
         let spawned = conn.tmux.spawn(new_pane).await.map_err(err)?;
         let po = spawned.output;
-        if command.is_none() {
-            // A shell: let it print its first prompt before the caller
-            // types (typed-ahead text would be echoed before the prompt).
+        let mut shell_ready = None;
+        if let Some((kind, nonce, _)) = &integrated {
+            // Ready once it has drawn its first prompt (its start-up files
+            // read), so that what is typed next is not echoed before it.
+            conn.shells
+                .adopt(&conn.tmux, spawned.pane, *kind, nonce, spawned.start)
+                .await;
+            let ready = |p| p == ShellPhase::Ready;
+            let slot = conn
+                .shells
+                .wait_for(&conn.tmux, &po, ready, FIRST_PROMPT)
+                .await;
+            shell_ready = Some(slot.is_some_and(|s| ready(s.phase())));
+        } else if command.is_none() {
+            // A shell without hooks: let it print its first prompt before
+            // the caller types (typed-ahead text would be echoed before it).
             if let Ok(any) = Pattern::regex(r"\S") {
                 let _ = any_output(&po, any, spawned.start).await;
             }
@@ -268,6 +307,8 @@ impl TmuxMcp {
             width: row.width,
             height: row.height,
             command,
+            shell_integration: integrated.map(|(kind, _, _)| kind.name().to_owned()),
+            shell_ready,
             cursor: spawned.start,
         }))
     }

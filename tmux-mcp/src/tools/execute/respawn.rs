@@ -87,6 +87,8 @@ impl TmuxMcp {
             cmd = cmd.command(p);
         }
         let cursor = po.end_offset();
+        // The new program is not the integrated shell the pane ran.
+        conn.shells.forget(&conn.tmux, r.pane).await;
         conn.tmux
             .respawn(cmd)
             .await

@@ -1,0 +1,114 @@
+"""`run` on shell integration, through the built binary and the MCP Python
+SDK, on every shell with hooks: bash, zsh and fish, each as Debian installs
+it (scripts/setup installs them). The shell is chosen through `SHELL`, which
+tmux takes as its default shell; `HOME` is empty, so no start-up file of the
+machine's user is read.
+
+What an agent relies on: the command typed as it is (no wrapper on the
+screen), the exact exit status and pipeline statuses, state that persists,
+and an interrupt that ends the run like any other command, leaving the pane
+free for the next one.
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import anyio
+import mcp
+import pytest
+from support import TmuxMcp, connecting_call, text_of
+
+pytestmark = pytest.mark.anyio
+
+#: Upper bound for one test's conversation with the server.
+LIMIT = 60
+
+SHELLS = ["bash", "zsh", "fish"]
+
+
+def shell_path(name: str) -> str:
+    path = shutil.which(name)
+    assert path, f"{name} is not installed (scripts/setup installs it)"
+    return path
+
+
+async def call(session: mcp.ClientSession, tool: str, **args) -> dict:
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    return result.structured_content
+
+
+async def run(session: mcp.ClientSession, pane: str, command: str, **args) -> dict:
+    return await call(session, "run", target=pane, command=command, **args)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_run_types_the_command_and_reads_the_shells_own_marks(tmux_mcp: TmuxMcp, shell: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"sh-{shell}"})
+            assert not created.is_error, text_of(created)
+            made = created.structured_content
+            assert made["shell_integration"] == shell
+            assert made["shell_ready"] is True
+            pane = made["pane"]
+
+            done = await run(session, pane, "false")
+            assert (done["status"], done["exit_status"], done["mode"]) == ("completed", 1, "integrated")
+
+            exit_42 = "sh -c 'exit 42'" if shell == "fish" else "(exit 42)"
+            assert (await run(session, pane, exit_42))["exit_status"] == 42
+
+            done = await run(session, pane, "false | true")
+            assert (done["exit_status"], done["pipestatus"]) == (0, [1, 0])
+
+            sum_ = "math 1 + 1" if shell == "fish" else "echo $((1+1))"
+            done = await run(session, pane, sum_)
+            assert done["output"].strip("\n") == "2", repr(done["output"])
+            assert done["output"].rstrip(" \n") == "2"
+
+            await run(session, pane, "cd /tmp")
+            done = await run(session, pane, "pwd")
+            assert (done["output"].strip(), done["cwd"]) == ("/tmp", "/tmp")
+
+            # What a human watching sees: the command as typed, no wrapper.
+            screen = await call(session, "capture_screen", target=pane)
+            text = screen["text"]
+            assert "133;" not in text and "printf" not in text and "eval" not in text, text
+            assert "false | true" in text, text
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_an_interrupted_run_completes_with_130_and_frees_the_pane(tmux_mcp: TmuxMcp, shell: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"int-{shell}"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+
+            slow = await run(session, pane, "sleep 30; echo after", timeout_secs=1)
+            assert slow["status"] == "running"
+            await call(session, "send_keys", target=pane, keys=["C-c"])
+            resumed = await call(session, "run", run_id=slow["run_id"], timeout_secs=10)
+            assert (resumed["status"], resumed["exit_status"]) == ("completed", 130), resumed
+            assert "after" not in resumed["output"]
+
+            # The pane is free, with or without collecting the interrupted run.
+            assert (await run(session, pane, "echo next"))["output"].strip() == "next"
+            again = await run(session, pane, "sleep 30", timeout_secs=1)
+            await call(session, "send_keys", target=pane, keys=["C-c"])
+            done = await run(session, pane, "echo free")
+            assert done["output"].strip() == "free"
+            assert again["status"] == "running"
+
+
+async def test_without_integration_the_wrapped_form_runs(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session("--no-shell-integration") as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "plain"})
+            assert not created.is_error, text_of(created)
+            assert created.structured_content["shell_integration"] is None
+            pane = created.structured_content["pane"]
+            done = await run(session, pane, "(exit 5)")
+            assert (done["exit_status"], done["mode"], done["pipestatus"]) == (5, "wrapped", None)
