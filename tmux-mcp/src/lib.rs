@@ -22,6 +22,7 @@ pub mod guard;
 pub mod markers;
 pub mod redact;
 pub mod reply;
+pub mod schema;
 mod server;
 pub mod text;
 pub mod tools;
