@@ -10,6 +10,7 @@ use tmux_control::IsolatedServer;
 use crate::guard::Caller;
 use crate::server::TmuxMcp;
 use crate::tools::WaitStatus;
+use crate::tools::execute::CreateTerminalArgs;
 use crate::tools::inspect::{CaptureScreenArgs, ReadOutputArgs, SearchOutputArgs};
 use crate::tools::run::RunArgs;
 use crate::tools::waits::{WaitForExitArgs, WaitForIdleArgs, WaitForOutputArgs};
@@ -263,4 +264,98 @@ async fn line_numbers_and_counts_at_the_edges() {
     assert_eq!(found.matches.len(), 1, "{found:?}");
     assert_eq!(found.matches[0].before.len(), 20, "{found:?}");
     assert_eq!(found.matches[0].after.len(), 20, "{found:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nul_is_typed_as_a_byte_and_refused_where_no_argument_can_hold_it() {
+    use crate::tools::execute::{PasteTextArgs, SendTextArgs};
+
+    let f = super::fixture();
+    let pane = shell(&f, "nul").await;
+    let err = f
+        .mcp
+        .paste_text(Parameters(PasteTextArgs {
+            target: pane.clone(),
+            text: "echo pasted\0".into(),
+            enter: true,
+            bracketed: None,
+            force: false,
+        }))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("paste_text failed: text contains a NUL byte (byte 12), which a tmux paste buffer cannot hold"),
+        "{err}"
+    );
+    assert!(err.contains("send_text"), "{err}");
+    let err = f
+        .mcp
+        .run(
+            Parameters(RunArgs {
+                target: Some(pane.clone()),
+                command: Some("echo \0ran".into()),
+                ..RunArgs::default()
+            }),
+            CallCtx::detached(),
+        )
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.starts_with("run failed: the command contains a NUL byte (byte 6)"),
+        "{err}"
+    );
+    // Nothing of either reached the shell.
+    let r = run(&f, &pane, "echo next").await;
+    assert_eq!(r.output, "next\n", "{r:?}");
+    // send_text delivers NUL as the byte 0: od sees it (echo off, so the
+    // pane shows only od's dump; Ctrl-D ends od's input).
+    let od = ok(f
+        .mcp
+        .create_terminal(Parameters(CreateTerminalArgs {
+            command: Some("stty -echo; echo od-ready; LC_ALL=C od -c".into()),
+            ..CreateTerminalArgs::default()
+        }))
+        .await);
+    let ready = ok(f
+        .mcp
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
+                target: od.pane.clone(),
+                pattern: "od-ready".into(),
+                literal: true,
+                ignore_case: false,
+                cursor: Some(0),
+                timeout_secs: Some(10.0),
+            }),
+            CallCtx::detached(),
+        )
+        .await);
+    assert_eq!(ready.status, WaitStatus::Matched, "{ready:?}");
+    let sent = ok(f
+        .mcp
+        .send_text(Parameters(SendTextArgs {
+            target: od.pane.clone(),
+            text: "a\0b\n\x04".into(),
+            enter: false,
+            force: false,
+        }))
+        .await);
+    assert_eq!(sent.bytes, 5);
+    let dump = ok(f
+        .mcp
+        .wait_for_output(
+            Parameters(WaitForOutputArgs {
+                target: od.pane,
+                pattern: r"a  \0   b  \n".into(),
+                literal: true,
+                ignore_case: false,
+                cursor: Some(sent.cursor),
+                timeout_secs: Some(10.0),
+            }),
+            CallCtx::detached(),
+        )
+        .await);
+    assert_eq!(dump.status, WaitStatus::Matched, "{dump:?}");
 }

@@ -279,6 +279,23 @@ pub(crate) fn seconds_arg(
     Ok(Duration::try_from_secs_f64(secs).map_or(max, |d| d.min(max)))
 }
 
+/// Refuses text with a NUL byte for the tools that deliver it through a
+/// tmux argument (a paste buffer's contents, a shell command line): tmux's
+/// arguments are C strings, so no argument can hold NUL. Checked before
+/// anything is sent, so that nothing is half pasted and no paste buffer is
+/// left behind. `send_text` needs no such check: it sends control
+/// characters as hex bytes (`send-keys -H 00`), and NUL arrives as byte 0.
+pub(crate) fn refuse_nul(tool: &str, name: &str, text: &str, why: &str) -> Result<(), ToolError> {
+    match text.bytes().position(|b| b == 0) {
+        None => Ok(()),
+        Some(at) => Err(ToolError::new(
+            tool,
+            format!("{name} contains a NUL byte (byte {}), which {why}", at + 1),
+            "Leave the NUL out, or type it with send_text, which delivers it as the byte 0 (what Ctrl-@ types on a terminal)",
+        )),
+    }
+}
+
 /// Types `text` into `pane` exactly: literal keys for printable text,
 /// exact bytes for text with newlines or control characters.
 pub(crate) async fn type_text(

@@ -15,7 +15,7 @@ use crate::backend::Conn;
 use crate::markers::{Finished, RunState, Scanner, nonce, wrapper_line};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
+use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, refuse_nul, type_text};
 
 /// The longest `run` waits for a just-started pane's program to show as
 /// its foreground command (a true timer: a deadline).
@@ -154,6 +154,14 @@ impl TmuxMcp {
         cc: CallCtx,
     ) -> Result<Json<RunResult>, ToolError> {
         let limit = self.wait_limit("run", args.timeout_secs)?;
+        if let Some(command) = &args.command {
+            refuse_nul(
+                "run",
+                "the command",
+                command,
+                "no shell command line can hold (nor a tmux argument)",
+            )?;
+        }
         let budget = self.budget(args.max_bytes);
         let conn = self.conn().await?;
         match (&args.command, &args.run_id) {
