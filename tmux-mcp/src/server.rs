@@ -1,6 +1,7 @@
 //! The MCP server handler: what `tmux-mcp` tells a client about itself, the
 //! filtered tool router, and the audit record around every call.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -72,6 +73,8 @@ pub(crate) struct Inner {
     pub(crate) audit: Option<AuditLog>,
     pub(crate) redactor: Redactor,
     pub(crate) caller: Caller,
+    /// Every tool's argument names (enabled or not), for the audit log.
+    argument_names: HashMap<String, BTreeSet<String>>,
     instructions: String,
 }
 
@@ -94,6 +97,19 @@ impl TmuxMcp {
             None => None,
         };
         let tool_router = filtered_router(&config.tools);
+        let argument_names = TmuxMcp::full_router()
+            .list_all()
+            .into_iter()
+            .map(|tool| {
+                let names = tool
+                    .input_schema
+                    .get("properties")
+                    .and_then(|p| p.as_object())
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
+                (tool.name.into_owned(), names)
+            })
+            .collect();
         let backend = Backend::new(&config);
         let instructions = instructions(&config, &backend.attach_prefix());
         Ok(Self {
@@ -104,6 +120,7 @@ impl TmuxMcp {
                 audit,
                 redactor,
                 caller,
+                argument_names,
                 instructions,
             }),
         })
@@ -250,7 +267,13 @@ impl ServerHandler for TmuxMcp {
                 Ok(_) => Outcome::Ok,
                 Err(e) => Outcome::Error(e.message.to_string()),
             };
-            audit.record(&tool, arguments.as_ref(), &outcome, started.elapsed());
+            audit.record(
+                &tool,
+                arguments.as_ref(),
+                self.inner.argument_names.get(&tool),
+                &outcome,
+                started.elapsed(),
+            );
         }
         result
     }
