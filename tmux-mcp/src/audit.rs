@@ -1,6 +1,7 @@
 //! The audit log: one JSON line per tool call, with the values of sensitive
 //! arguments replaced by their length and a SHA-256 prefix.
 
+use std::collections::BTreeSet;
 use std::fs::{File, OpenOptions};
 use std::io::Write as _;
 use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
@@ -53,15 +54,17 @@ impl AuditLog {
         })
     }
 
-    /// Writes the record of one call.
+    /// Writes the record of one call. `known` holds the argument names of
+    /// the tool's input schema (`None` for a tool that does not exist).
     pub fn record(
         &self,
         tool: &str,
         arguments: Option<&Map<String, Value>>,
+        known: Option<&BTreeSet<String>>,
         outcome: &Outcome,
         duration: Duration,
     ) {
-        let line = record_line(SystemTime::now(), tool, arguments, outcome, duration);
+        let line = record_line(SystemTime::now(), tool, arguments, known, outcome, duration);
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         // One write per line: with O_APPEND the line lands whole.
         if let Err(e) = file.write_all(line.as_bytes()) {
@@ -70,17 +73,18 @@ impl AuditLog {
     }
 }
 
-/// The JSON line (with its newline) for one call.
+/// The JSON line (with its newline) for one call: see [`call_arguments`]
+/// for what is written of the arguments.
 pub fn record_line(
     time: SystemTime,
     tool: &str,
     arguments: Option<&Map<String, Value>>,
+    known: Option<&BTreeSet<String>>,
     outcome: &Outcome,
     duration: Duration,
 ) -> String {
-    let arguments = arguments
-        .map(|a| redact_arguments(&Value::Object(a.clone())))
-        .unwrap_or(Value::Object(Map::new()));
+    let empty = Map::new();
+    let (arguments, unknown) = call_arguments(arguments.unwrap_or(&empty), known);
     let mut record = json!({
         "time": rfc3339(time),
         "tool": tool,
@@ -88,13 +92,59 @@ pub fn record_line(
         "outcome": match outcome { Outcome::Ok => "ok", Outcome::Error(_) => "error" },
         "duration_ms": u64::try_from(duration.as_millis()).unwrap_or(u64::MAX),
     });
-    if let (Outcome::Error(message), Some(obj)) = (outcome, record.as_object_mut()) {
-        let message: String = message.chars().take(MESSAGE_MAX).collect();
-        obj.insert("message".into(), Value::String(message));
+    if let Some(obj) = record.as_object_mut() {
+        if let Outcome::Error(message) = outcome {
+            let message: String = message.chars().take(MESSAGE_MAX).collect();
+            obj.insert("message".into(), Value::String(message));
+        }
+        if !unknown.is_empty() {
+            obj.insert(
+                "unknown_arguments".into(),
+                Value::Array(unknown.into_iter().map(Value::String).collect()),
+            );
+        }
     }
     let mut line = record.to_string();
     line.push('\n');
     line
+}
+
+/// What the log writes of a call's arguments, and the names among them that
+/// the tool does not have (in order).
+///
+/// Every name is kept. The value of a name in [`SENSITIVE_KEYS`] is digested
+/// ([`redact_arguments`]), and so is the value of a name the tool's schema
+/// does not have (`known`; every name when the tool itself is unknown): a
+/// misspelt `txt` or `comand` carries what `text` or `command` would, and
+/// the log cannot tell which values of an unknown name are safe to keep.
+/// A `null` stays `null`.
+pub fn call_arguments(
+    arguments: &Map<String, Value>,
+    known: Option<&BTreeSet<String>>,
+) -> (Value, Vec<String>) {
+    let mut unknown = Vec::new();
+    let logged = arguments
+        .iter()
+        .map(|(name, value)| {
+            let is_known = known.is_some_and(|k| k.contains(name));
+            if !is_known {
+                unknown.push(name.clone());
+            }
+            let logged = match value {
+                Value::Null => Value::Null,
+                _ if is_known || SENSITIVE_KEYS.contains(&name.as_str()) => {
+                    let one = Map::from_iter([(name.clone(), value.clone())]);
+                    redact_arguments(&Value::Object(one))
+                        .get(name)
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                }
+                other => digest_value(other),
+            };
+            (name.clone(), logged)
+        })
+        .collect();
+    (Value::Object(logged), unknown)
 }
 
 /// Replaces the values of [`SENSITIVE_KEYS`], at any depth, by digests. An
@@ -225,6 +275,56 @@ mod tests {
     }
 
     #[test]
+    fn unknown_argument_names_are_kept_and_their_values_digested() {
+        let known: BTreeSet<String> = ["target", "text", "timeout_secs"].map(String::from).into();
+        let args = json!({
+            "target": "%1",
+            "txt": "hunter2",
+            "timeout_secs": 5,
+            "extra": {"nested": "s3cret"},
+            "nothing": null,
+            "text": "typed"
+        });
+        let line = record_line(
+            UNIX_EPOCH,
+            "send_text",
+            args.as_object(),
+            Some(&known),
+            &Outcome::Error("unknown field `txt`".into()),
+            Duration::ZERO,
+        );
+        let record: Value = serde_json::from_str(&line).unwrap();
+        let logged = &record["arguments"];
+        assert_eq!(logged["target"], "%1");
+        assert_eq!(logged["timeout_secs"], 5);
+        // sha256("hunter2") = f52fbd32b2b3b86ff88ef6c490628285f482af15ddcb29541f94bcf526a3f6c7
+        assert_eq!(logged["txt"], json!({"len": 7, "sha256": "f52fbd32b2b3"}));
+        assert_eq!(logged["extra"]["len"], "{\"nested\":\"s3cret\"}".len());
+        assert_eq!(logged["nothing"], Value::Null);
+        assert_eq!(logged["text"]["len"], 5);
+        assert_eq!(
+            record["unknown_arguments"],
+            json!(["extra", "nothing", "txt"])
+        );
+        for secret in ["hunter2", "s3cret", "typed"] {
+            assert!(!line.contains(secret), "{line}");
+        }
+        // A tool that does not exist: every name is unknown, every value digested.
+        let line = record_line(
+            UNIX_EPOCH,
+            "no_such_tool",
+            json!({"target": "%1", "n": 3}).as_object(),
+            None,
+            &Outcome::Error("tool not found".into()),
+            Duration::ZERO,
+        );
+        let record: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(record["arguments"]["target"]["len"], 2);
+        assert_eq!(record["arguments"]["n"]["len"], 1);
+        assert_eq!(record["unknown_arguments"], json!(["n", "target"]));
+    }
+
+    #[test]
     fn file_is_0600_and_lines_are_json() {
         let dir = std::env::temp_dir().join(format!("tmux-mcp-audit-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
@@ -233,14 +333,19 @@ mod tests {
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
         let log = AuditLog::open(&path).unwrap();
         let args = json!({"target": "%1", "text": "hunter2"});
+        let known: BTreeSet<String> = ["target", "text", "enter", "force"]
+            .map(String::from)
+            .into();
         log.record(
             "send_text",
             args.as_object(),
+            Some(&known),
             &Outcome::Ok,
             Duration::from_millis(3),
         );
         log.record(
             "kill_server",
+            None,
             None,
             &Outcome::Error("tool not found".into()),
             Duration::ZERO,
@@ -259,6 +364,7 @@ mod tests {
         assert_eq!(lines[0]["duration_ms"], 3);
         assert_eq!(lines[1]["outcome"], "error");
         assert_eq!(lines[1]["message"], "tool not found");
+        assert!(lines[0].get("unknown_arguments").is_none());
         assert!(lines[0]["time"].as_str().unwrap().ends_with('Z'));
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -11,6 +11,14 @@ use crate::toolsets::ToolSelection;
 /// The socket name used when nothing else is configured (`tmux -L tmux-mcp`).
 pub const DEFAULT_SOCKET_NAME: &str = "tmux-mcp";
 
+/// The fewest scrollback lines `--history-limit` accepts.
+pub const MIN_HISTORY_LIMIT: u32 = 100;
+
+/// The most scrollback lines `--history-limit` accepts: tmux's own maximum
+/// for `history-limit` (`INT_MAX`); a larger value would make tmux refuse
+/// the configuration file tmux-mcp writes.
+pub const MAX_HISTORY_LIMIT: u32 = i32::MAX as u32;
+
 /// Why the configuration cannot be used. Start-up stops with this message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
@@ -141,7 +149,8 @@ pub struct Cli {
     pub tmux_program: String,
 
     /// history-limit written to the configuration of a tmux server that
-    /// tmux-mcp starts itself (not used for the default server).
+    /// tmux-mcp starts itself (not used for the default server): 100 to
+    /// 2147483647 lines.
     #[arg(long, env = "TMUX_MCP_HISTORY_LIMIT", default_value_t = 50_000)]
     pub history_limit: u32,
 
@@ -287,6 +296,12 @@ impl Config {
                 cli.default_wait_secs, cli.max_wait_secs
             )));
         }
+        if !(MIN_HISTORY_LIMIT..=MAX_HISTORY_LIMIT).contains(&cli.history_limit) {
+            return Err(ConfigError::OutOfRange(format!(
+                "--history-limit must be between {MIN_HISTORY_LIMIT} and {MAX_HISTORY_LIMIT} lines (tmux's maximum), not {}",
+                cli.history_limit
+            )));
+        }
         if cli.max_output_bytes < 1024 {
             return Err(ConfigError::OutOfRange(
                 "--max-output-bytes must be at least 1024".into(),
@@ -315,7 +330,7 @@ impl Config {
             tools,
             socket,
             tmux_program: cli.tmux_program.clone(),
-            history_limit: cli.history_limit.max(100),
+            history_limit: cli.history_limit,
             max_output_bytes: cli.max_output_bytes,
             default_wait,
             max_wait,
@@ -383,6 +398,18 @@ mod tests {
         ));
         assert!(parse(&["--default-wait-secs", "90"]).is_err());
         assert!(parse(&["--max-output-bytes", "10"]).is_err());
+        for bad in ["99", "0", "2147483648", "4294967295"] {
+            let err = parse(&["--history-limit", bad]).unwrap_err();
+            assert!(matches!(err, ConfigError::OutOfRange(_)), "{bad}: {err}");
+            let message = err.to_string();
+            assert!(message.contains("--history-limit"), "{message}");
+            assert!(message.contains("100 and 2147483647"), "{message}");
+            assert!(message.contains(&format!("not {bad}")), "{message}");
+        }
+        for good in ["100", "50000", "2147483647"] {
+            let c = parse(&["--history-limit", good]).unwrap();
+            assert_eq!(c.history_limit.to_string(), good);
+        }
         let c = parse(&[
             "--toolsets",
             "inspect,teardown",

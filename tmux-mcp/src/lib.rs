@@ -11,7 +11,11 @@
 //! use rmcp::ServiceExt as _;
 //! use tmux_control_mcp::{Config, TmuxMcp};
 //! let server = TmuxMcp::new(Config::default())?;
-//! server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+//! // Every line is answered, also one that is not JSON (see `stdio`).
+//! let (stdin, stdout) = rmcp::transport::stdio();
+//! let (transport, pumps) = tmux_control_mcp::stdio::guard(stdin, stdout);
+//! server.serve(transport).await?.waiting().await?;
+//! pumps.finish().await;
 //! # Ok(()) }
 //! ```
 
@@ -22,8 +26,10 @@ pub mod guard;
 pub mod markers;
 pub mod redact;
 pub mod reply;
+pub mod schema;
 mod server;
 mod shell;
+pub mod stdio;
 pub mod text;
 pub mod tools;
 pub mod toolsets;

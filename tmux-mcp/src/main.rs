@@ -11,7 +11,7 @@ use std::process::ExitCode;
 use clap::Parser as _;
 use rmcp::ServiceExt as _;
 use tmux_control_mcp::config::LogLevel;
-use tmux_control_mcp::{Cli, Config, TmuxMcp};
+use tmux_control_mcp::{Cli, Config, TmuxMcp, stdio};
 use tracing::level_filters::LevelFilter;
 
 /// Exit status for a configuration that cannot be used (as clap uses for
@@ -79,21 +79,29 @@ fn init_logging(log_level: LogLevel) {
 }
 
 /// Serves one MCP session over stdio until the client closes standard input
-/// or the session ends.
+/// or the session ends. Every line the client writes is answered, also one
+/// that is not JSON (see `tmux_control_mcp::stdio`).
 async fn serve_stdio(server: TmuxMcp) -> Result<(), String> {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         tools = server.tool_names().len(),
         "tmux-mcp starting on stdio"
     );
-    let running = server
-        .serve(rmcp::transport::stdio_pipes())
-        .await
-        .map_err(|err| format!("MCP session did not start: {err}"))?;
-    let reason = running
-        .waiting()
-        .await
-        .map_err(|err| format!("MCP session task failed: {err}"))?;
+    let (stdin, stdout) = rmcp::transport::stdio_pipes();
+    let (transport, pumps) = stdio::guard(stdin, stdout);
+    let session = async {
+        let running = server
+            .serve(transport)
+            .await
+            .map_err(|err| format!("MCP session did not start: {err}"))?;
+        running
+            .waiting()
+            .await
+            .map_err(|err| format!("MCP session task failed: {err}"))
+    };
+    let reason = session.await;
+    // The session is over (rmcp dropped its end): write what is left.
+    pumps.finish().await;
     tracing::info!(?reason, "tmux-mcp stopped");
-    Ok(())
+    reason.map(drop)
 }

@@ -1,6 +1,7 @@
 //! The MCP server handler: what `tmux-mcp` tells a client about itself, the
 //! filtered tool router, and the audit record around every call.
 
+use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -19,6 +20,7 @@ use crate::config::{Config, ConfigError};
 use crate::guard::Caller;
 use crate::redact::Redactor;
 use crate::reply::ToolError;
+use crate::schema;
 use crate::toolsets::{ToolSelection, Toolset, toolset_of};
 use rmcp::handler::server::tool::IntoCallToolResult as _;
 
@@ -71,6 +73,8 @@ pub(crate) struct Inner {
     pub(crate) audit: Option<AuditLog>,
     pub(crate) redactor: Redactor,
     pub(crate) caller: Caller,
+    /// Every tool's argument names (enabled or not), for the audit log.
+    argument_names: HashMap<String, BTreeSet<String>>,
     instructions: String,
 }
 
@@ -93,6 +97,19 @@ impl TmuxMcp {
             None => None,
         };
         let tool_router = filtered_router(&config.tools);
+        let argument_names = TmuxMcp::full_router()
+            .list_all()
+            .into_iter()
+            .map(|tool| {
+                let names = tool
+                    .input_schema
+                    .get("properties")
+                    .and_then(|p| p.as_object())
+                    .map(|p| p.keys().cloned().collect())
+                    .unwrap_or_default();
+                (tool.name.into_owned(), names)
+            })
+            .collect();
         let backend = Backend::new(&config);
         let instructions = instructions(&config, &backend.attach_prefix());
         Ok(Self {
@@ -103,6 +120,7 @@ impl TmuxMcp {
                 audit,
                 redactor,
                 caller,
+                argument_names,
                 instructions,
             }),
         })
@@ -117,14 +135,22 @@ impl TmuxMcp {
             .collect()
     }
 
-    /// Every tool the code defines, before any filtering.
+    /// Every tool the code defines, before any filtering, with its schemas
+    /// in standard JSON Schema ([`schema::standardise`]).
     pub(crate) fn full_router() -> ToolRouter<TmuxMcp> {
-        Self::inspect_router()
+        let mut router = Self::inspect_router()
             + Self::wait_router()
             + Self::manage_router()
             + Self::execute_router()
             + Self::run_router()
-            + Self::teardown_router()
+            + Self::teardown_router();
+        for route in router.map.values_mut() {
+            schema::standardise(Arc::make_mut(&mut route.attr.input_schema));
+            if let Some(output) = route.attr.output_schema.as_mut() {
+                schema::standardise(Arc::make_mut(output));
+            }
+        }
+        router
     }
 
     /// The routers of one toolset (to check the classification table).
@@ -192,7 +218,7 @@ impl ServerHandler for TmuxMcp {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let started = Instant::now();
@@ -201,18 +227,33 @@ impl ServerHandler for TmuxMcp {
         // Fail closed: the router only holds enabled, classified tools, and
         // this re-check refuses anything else that might reach dispatch.
         let result = if self.inner.config.tools.is_enabled(&tool) {
-            // Every wait bounds itself; this outer bound keeps a call from
-            // hanging even if tmux stops answering.
-            let limit = self.inner.config.max_wait + CALL_GRACE;
-            let tcc = ToolCallContext::new(self, request, context);
-            match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
-                Ok(result) => result,
-                Err(_) => Ok(ToolError::new(
-                    tool.clone(),
-                    format!("it did not finish within {} s; tmux may be unresponsive", limit.as_secs()),
-                    "Check the server with list_terminals; if tmux is stuck, restart it (kill_server) or the MCP server",
-                )
-                .into_call_tool_result()?),
+            // Arguments are read as the tool's schema says (strings that
+            // spell numbers or booleans, whole numbers in range) for every
+            // tool here, before rmcp deserialises them.
+            let prepared = match (
+                self.tool_router.map.get(tool.as_str()),
+                request.arguments.as_mut(),
+            ) {
+                (Some(route), Some(args)) => schema::prepare(&route.attr.input_schema, args),
+                _ => Ok(()),
+            };
+            match prepared {
+                Err(detail) => Ok(bad_arguments(&tool, &detail)),
+                Ok(()) => {
+                    // Every wait bounds itself; this outer bound keeps a call from
+                    // hanging even if tmux stops answering.
+                    let limit = self.inner.config.max_wait + CALL_GRACE;
+                    let tcc = ToolCallContext::new(self, request, context);
+                    match tokio::time::timeout(limit, self.tool_router.call(tcc)).await {
+                        Ok(result) => result,
+                        Err(_) => Ok(ToolError::new(
+                            tool.clone(),
+                            format!("it did not finish within {} s; tmux may be unresponsive", limit.as_secs()),
+                            "Check the server with list_terminals; if tmux is stuck, restart it (kill_server) or the MCP server",
+                        )
+                        .into_call_tool_result()?),
+                    }
+                }
             }
         } else {
             Err(McpError::invalid_params("tool not found", None))
@@ -226,7 +267,13 @@ impl ServerHandler for TmuxMcp {
                 Ok(_) => Outcome::Ok,
                 Err(e) => Outcome::Error(e.message.to_string()),
             };
-            audit.record(&tool, arguments.as_ref(), &outcome, started.elapsed());
+            audit.record(
+                &tool,
+                arguments.as_ref(),
+                self.inner.argument_names.get(&tool),
+                &outcome,
+                started.elapsed(),
+            );
         }
         result
     }
@@ -239,16 +286,20 @@ fn explain_bad_arguments(tool: &str, response: CallToolResponse) -> CallToolResp
             if result.is_error == Some(true)
                 && first_text(&result).starts_with("failed to deserialize parameters") =>
         {
-            let text = format!(
-                "{tool} failed: the arguments do not match its input schema ({}). \
-                 Check the argument names, types and required fields in the tool's \
-                 input schema and call it again.",
-                first_text(&result)
-            );
-            CallToolResult::error(vec![ContentBlock::text(text)]).into()
+            bad_arguments(tool, &first_text(&result))
         }
         other => other,
     }
+}
+
+/// The tool error for arguments that do not fit the tool's input schema.
+fn bad_arguments(tool: &str, detail: &str) -> CallToolResponse {
+    let text = format!(
+        "{tool} failed: the arguments do not match its input schema ({detail}). \
+         Check the argument names, types and required fields in the tool's \
+         input schema and call it again."
+    );
+    CallToolResult::error(vec![ContentBlock::text(text)]).into()
 }
 
 fn first_text(result: &CallToolResult) -> String {

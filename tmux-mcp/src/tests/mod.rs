@@ -3,6 +3,7 @@
 //! `IsolatedServer`, killed and removed when each test ends).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod inputs;
 mod manage;
 mod router;
 mod run_and_read;

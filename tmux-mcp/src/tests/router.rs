@@ -73,3 +73,60 @@ fn toolsets_filter_the_router() {
     assert!(instructions.len() < 2048, "{}", instructions.len());
     assert!(instructions.contains("tmux -L tmux-mcp attach -t NAME"));
 }
+
+/// Every `format` in the served schemas (input and output), at any depth.
+fn formats(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, v) in map {
+                if key == "format"
+                    && let Some(f) = v.as_str()
+                {
+                    out.push(f.to_owned());
+                }
+                formats(v, out);
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| formats(v, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn schemas_are_standard_json_schema() {
+    let mcp = TmuxMcp::with_caller(
+        Config {
+            tools: ToolSelection::resolve(&["inspect", "manage", "execute", "teardown"], &[], &[])
+                .unwrap(),
+            ..Config::default()
+        },
+        Caller::default(),
+    )
+    .unwrap();
+    let tools = mcp.tool_router.list_all();
+    assert_eq!(tools.len(), 25);
+    let mut unsigned = 0;
+    for tool in tools {
+        let mut found = Vec::new();
+        let input = serde_json::Value::Object((*tool.input_schema).clone());
+        formats(&input, &mut found);
+        if let Some(output) = &tool.output_schema {
+            formats(&serde_json::Value::Object((**output).clone()), &mut found);
+        }
+        assert!(found.is_empty(), "{}: formats {found:?}", tool.name);
+        // Unsigned integers keep their meaning as a minimum.
+        let properties = input.get("properties").and_then(|p| p.as_object());
+        for property in properties.into_iter().flat_map(|p| p.values()) {
+            let integer = property["type"] == "integer"
+                || property["type"]
+                    .as_array()
+                    .is_some_and(|ts| ts.contains(&"integer".into()));
+            if integer && property.get("minimum").is_some() {
+                unsigned += 1;
+            }
+        }
+    }
+    // cursor (2), max_bytes (2), last_lines, context_lines, max_matches,
+    // width and height (2 tools), size_percent.
+    assert!(unsigned >= 12, "{unsigned}");
+}

@@ -77,8 +77,8 @@ async fn create_run_and_read() {
         .mcp
         .capture_screen(Parameters(CaptureScreenArgs {
             target: pane.clone(),
-            start: Some(line),
-            end: Some(line),
+            start: Some(line.into()),
+            end: Some(line.into()),
             whole_history: false,
             escapes: false,
             max_bytes: None,

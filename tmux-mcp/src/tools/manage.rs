@@ -104,9 +104,11 @@ pub struct ResizeArgs {
     /// window (default) or pane.
     #[serde(default)]
     pub what: ResizeWhat,
-    /// Columns.
+    /// Columns, 2 to 10000.
+    #[schemars(range(min = 2, max = 10_000))]
     pub width: Option<u32>,
-    /// Rows.
+    /// Rows, 2 to 10000.
+    #[schemars(range(min = 2, max = 10_000))]
     pub height: Option<u32>,
 }
 

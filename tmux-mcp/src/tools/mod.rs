@@ -106,12 +106,24 @@ impl TmuxMcp {
         self.inner.backend.conn().await
     }
 
-    /// A wait's time limit: the call's, clamped to the maximum, or the default.
-    pub(crate) fn wait_limit(&self, secs: Option<f64>) -> Duration {
+    /// A wait's time limit from the call's `timeout_secs`: the server's
+    /// default when it is absent, never more than the server's maximum (a
+    /// larger value counts as the maximum). See [`seconds_arg`] for what is
+    /// refused.
+    pub(crate) fn wait_limit(&self, tool: &str, secs: Option<f64>) -> Result<Duration, ToolError> {
         let c = &self.inner.config;
         match secs {
-            Some(s) if s.is_finite() && s >= 0.0 => Duration::from_secs_f64(s).min(c.max_wait),
-            _ => c.default_wait,
+            None => Ok(c.default_wait),
+            Some(s) => seconds_arg(
+                tool,
+                "timeout_secs",
+                s,
+                c.max_wait,
+                &format!(
+                    "Leave timeout_secs out for the default of {} s",
+                    c.default_wait.as_secs_f64()
+                ),
+            ),
         }
     }
 
@@ -236,6 +248,54 @@ impl TmuxMcp {
     }
 }
 
+/// A number of seconds given as the argument `name` of `tool`, as a
+/// `Duration` of at most `max`.
+///
+/// NaN, infinities and negative numbers are refused with an error that names
+/// the argument and the accepted range (the JSON of an MCP call cannot carry
+/// NaN or infinities, but a direct caller can). A finite number above `max`
+/// counts as `max`: it is compared before it is converted, so no value can
+/// overflow a `Duration` (`Duration::from_secs_f64(1e308)` panics).
+pub(crate) fn seconds_arg(
+    tool: &str,
+    name: &str,
+    secs: f64,
+    max: Duration,
+    next: &str,
+) -> Result<Duration, ToolError> {
+    let top = max.as_secs_f64();
+    if !secs.is_finite() || secs < 0.0 {
+        return Err(ToolError::new(
+            tool,
+            format!(
+                "{name} must be a number of seconds from 0 to {top} (larger numbers count as {top}), not {secs}"
+            ),
+            next,
+        ));
+    }
+    if secs >= top {
+        return Ok(max);
+    }
+    Ok(Duration::try_from_secs_f64(secs).map_or(max, |d| d.min(max)))
+}
+
+/// Refuses text with a NUL byte for the tools that deliver it through a
+/// tmux argument (a paste buffer's contents, a shell command line): tmux's
+/// arguments are C strings, so no argument can hold NUL. Checked before
+/// anything is sent, so that nothing is half pasted and no paste buffer is
+/// left behind. `send_text` needs no such check: it sends control
+/// characters as hex bytes (`send-keys -H 00`), and NUL arrives as byte 0.
+pub(crate) fn refuse_nul(tool: &str, name: &str, text: &str, why: &str) -> Result<(), ToolError> {
+    match text.bytes().position(|b| b == 0) {
+        None => Ok(()),
+        Some(at) => Err(ToolError::new(
+            tool,
+            format!("{name} contains a NUL byte (byte {}), which {why}", at + 1),
+            "Leave the NUL out, or type it with send_text, which delivers it as the byte 0 (what Ctrl-@ types on a terminal)",
+        )),
+    }
+}
+
 /// Types `text` into `pane` exactly: literal keys for printable text,
 /// exact bytes for text with newlines or control characters.
 pub(crate) async fn type_text(
@@ -302,4 +362,53 @@ pub(crate) fn check_typable(
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    const MAX: Duration = Duration::from_secs(60);
+
+    fn secs(v: f64) -> Result<Duration, ToolError> {
+        seconds_arg("wait_for_idle", "timeout_secs", v, MAX, "Leave it out")
+    }
+
+    #[test]
+    fn seconds_are_clamped_before_conversion() {
+        assert_eq!(secs(0.0).unwrap(), Duration::ZERO);
+        assert_eq!(secs(-0.0).unwrap(), Duration::ZERO);
+        assert_eq!(secs(1.5).unwrap(), Duration::from_millis(1500));
+        assert_eq!(secs(60.0).unwrap(), MAX);
+        // Each of these panics in `Duration::from_secs_f64`.
+        for huge in [61.0, 1e19, 1e308, f64::MAX] {
+            assert_eq!(secs(huge).unwrap(), MAX, "{huge}");
+        }
+        // Smaller than a nanosecond rounds down, never up past the limit.
+        assert_eq!(secs(1e-12).unwrap(), Duration::ZERO);
+    }
+
+    #[test]
+    fn negative_and_non_finite_seconds_are_refused_by_name() {
+        for bad in [
+            -1.0,
+            -1e-9,
+            -1e308,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            let err = secs(bad).unwrap_err().to_string();
+            assert!(
+                err.starts_with(
+                    "wait_for_idle failed: timeout_secs must be a number of seconds from 0 to 60"
+                ),
+                "{err}"
+            );
+            assert!(err.contains("larger numbers count as 60"), "{err}");
+            assert!(err.contains(&format!("not {bad}")), "{err}");
+            assert!(err.ends_with("Leave it out"), "{err}");
+        }
+    }
 }

@@ -23,7 +23,7 @@ use crate::backend::Conn;
 use crate::markers::wrapper_line;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
+use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, refuse_nul, type_text};
 
 /// The longest `run` waits for a just-started pane's program to show as
 /// its foreground command (a true timer: a deadline).
@@ -97,9 +97,10 @@ pub struct RunArgs {
     pub command: Option<String>,
     /// Resume waiting for an earlier run that replied status=running.
     pub run_id: Option<String>,
-    /// Wait at most this many seconds (default 30, capped by the server).
+    /// Wait at most this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
-    /// Most bytes of output text to return (default and maximum: the server's limit).
+    /// Most bytes of output text to return (default and maximum: the server's limit; less than 256 counts as 256).
     pub max_bytes: Option<usize>,
     /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
     #[serde(default)]
@@ -241,7 +242,15 @@ impl TmuxMcp {
         Parameters(args): Parameters<RunArgs>,
         cc: CallCtx,
     ) -> Result<Json<RunResult>, ToolError> {
-        let limit = self.wait_limit(args.timeout_secs);
+        let limit = self.wait_limit("run", args.timeout_secs)?;
+        if let Some(command) = &args.command {
+            refuse_nul(
+                "run",
+                "the command",
+                command,
+                "no shell command line can hold (nor a tmux argument)",
+            )?;
+        }
         let budget = self.budget(args.max_bytes);
         let conn = self.conn().await?;
         match (&args.command, &args.run_id) {

@@ -3,7 +3,7 @@
 //! stream and state), bounded, cancellable, with progress notifications,
 //! and every reply carries a cursor to resume from.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
@@ -14,8 +14,8 @@ use tmux_control::{Pattern, WaitError};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::text::trim_trailing_blank;
-use crate::tools::WaitStatus;
 use crate::tools::inspect::{cancelled, last_lines, ms, pattern_source};
+use crate::tools::{WaitStatus, seconds_arg};
 use crate::wait::{CallCtx, Waited};
 
 const WAIT_FOR_OUTPUT: &str = "Wait until a pane prints text matching a pattern (a regular expression, Rust syntax, ^ and $ match at line ends; or a plain string with literal=true). Push-based: it returns within milliseconds of the output arriving, with no polling. \
@@ -40,7 +40,8 @@ pub struct WaitForOutputArgs {
     pub ignore_case: bool,
     /// Look at output from this cursor on (from an earlier reply).
     pub cursor: Option<u64>,
-    /// Give up after this many seconds (default 30, capped by the server).
+    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }
 
@@ -116,9 +117,11 @@ Fails if the target does not exist.";
 pub struct WaitForIdleArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
-    /// How long the pane must stay quiet, in seconds (default 1).
+    /// How long the pane must stay quiet, in seconds (default 1; at most timeout_secs).
+    #[schemars(range(min = 0))]
     pub quiet_secs: Option<f64>,
-    /// Give up after this many seconds (default 30, capped by the server).
+    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }
 
@@ -168,7 +171,8 @@ Fails if the target does not exist.";
 pub struct WaitForExitArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
-    /// Give up after this many seconds (default 30, capped by the server).
+    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }
 
@@ -220,6 +224,7 @@ impl TmuxMcp {
         Parameters(args): Parameters<WaitForOutputArgs>,
         cc: CallCtx,
     ) -> Result<Json<WaitForOutputResult>, ToolError> {
+        let limit = self.wait_limit("wait_for_output", args.timeout_secs)?;
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
         let what = format!("Waiting for output in pane {}", r.pane);
@@ -232,7 +237,6 @@ impl TmuxMcp {
             .or_else(|| conn.last_input(r.pane))
             .unwrap_or(end)
             .min(end);
-        let limit = self.wait_limit(args.timeout_secs);
         let started = Instant::now();
         let expect = po.expect_from(pattern, from);
         // Right after a respawn the followed state can still say dead.
@@ -312,17 +316,19 @@ impl TmuxMcp {
         Parameters(args): Parameters<WaitForIdleArgs>,
         cc: CallCtx,
     ) -> Result<Json<WaitForIdleResult>, ToolError> {
+        let limit = self.wait_limit("wait_for_idle", args.timeout_secs)?;
+        // At most the wait itself: a longer quiet time could never be seen.
+        let quiet = seconds_arg(
+            "wait_for_idle",
+            "quiet_secs",
+            args.quiet_secs.unwrap_or(1.0),
+            limit,
+            "Leave quiet_secs out for 1 s, or give at most timeout_secs",
+        )?;
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
         let what = format!("Waiting for pane {} to go quiet", r.pane);
         let po = conn.follow(r.pane).await?;
-        let limit = self.wait_limit(args.timeout_secs);
-        let quiet = Duration::from_secs_f64(
-            args.quiet_secs
-                .filter(|q| q.is_finite() && *q >= 0.0)
-                .unwrap_or(1.0)
-                .min(limit.as_secs_f64()),
-        );
         let started = Instant::now();
         let status = match cc.wait(&what, limit, po.wait_idle(quiet, limit)).await {
             Waited::Cancelled => return Err(cancelled(&what)),
@@ -355,11 +361,11 @@ impl TmuxMcp {
         Parameters(args): Parameters<WaitForExitArgs>,
         cc: CallCtx,
     ) -> Result<Json<WaitForExitResult>, ToolError> {
+        let limit = self.wait_limit("wait_for_exit", args.timeout_secs)?;
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
         let what = format!("Waiting for the program in pane {} to exit", r.pane);
         let po = conn.follow(r.pane).await?;
-        let limit = self.wait_limit(args.timeout_secs);
         let started = Instant::now();
         let (status, exit_status) = match cc.wait(&what, limit, po.wait_exit(limit)).await {
             Waited::Cancelled => return Err(cancelled(&what)),

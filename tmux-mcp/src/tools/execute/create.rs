@@ -63,13 +63,16 @@ pub struct CreateTerminalArgs {
     pub cwd: Option<String>,
     /// Environment variables for the new process.
     pub env: Option<BTreeMap<String, String>>,
-    /// Columns of a new session's window (default 200 on tmux-mcp's own server).
+    /// Columns of a new session's window, 2 to 10000 (default 200 on tmux-mcp's own server).
+    #[schemars(range(min = 2, max = 10_000))]
     pub width: Option<u32>,
-    /// Rows of a new session's window (default 50 on tmux-mcp's own server).
+    /// Rows of a new session's window, 2 to 10000 (default 50 on tmux-mcp's own server).
+    #[schemars(range(min = 2, max = 10_000))]
     pub height: Option<u32>,
     /// For split: below (default) or right.
     pub split: Option<SplitDirection>,
     /// For split: the new pane's share of the space, 1 to 99 percent.
+    #[schemars(range(min = 1, max = 99))]
     pub size_percent: Option<u8>,
 }
 

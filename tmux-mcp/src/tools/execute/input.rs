@@ -9,7 +9,7 @@ use tmux_control::command::{Key, SendKeys};
 use crate::backend::Conn;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, type_text};
+use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, refuse_nul, type_text};
 
 const SEND_TEXT: &str = "Type text into a pane exactly as given: any Unicode (emoji, CJK), quotes, $, backslashes, ; and #{...} arrive unchanged, and newlines arrive as newlines (each one is Enter to a shell). enter=true then presses Enter as a separate key. \
 Use it for interactive programs (REPLs, prompts, editors in insert mode) and to answer questions; for shell commands prefer run, which also returns output and exit status. Key names like C-c are NOT interpreted here: use send_keys for keys. \
@@ -208,6 +208,12 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<PasteTextArgs>,
     ) -> Result<Json<SendTextResult>, ToolError> {
+        refuse_nul(
+            "paste_text",
+            "text",
+            &args.text,
+            "a tmux paste buffer cannot hold (it is set through a tmux argument)",
+        )?;
         let (conn, r, cursor) = self
             .prepare_input(
                 &args.target,

@@ -29,17 +29,17 @@ Fails if the target does not exist.";
 pub struct CaptureScreenArgs {
     /// The pane: an id like `%3` (a window `@2` or session `$1` means its active pane) or an exact name `session`, `session:window`, `session:window.pane`.
     pub target: String,
-    /// First line to capture: 0 is the top of the visible screen, negative numbers reach back into the scrollback.
-    pub start: Option<i32>,
-    /// Last line to capture (default: the bottom of the visible screen).
-    pub end: Option<i32>,
+    /// First line to capture: 0 is the top of the visible screen, negative numbers reach back into the scrollback (a number beyond the scrollback or the screen counts as its first or last line).
+    pub start: Option<i64>,
+    /// Last line to capture (default: the bottom of the visible screen; not before start).
+    pub end: Option<i64>,
     /// Capture the whole scrollback and the screen (overrides start/end).
     #[serde(default)]
     pub whole_history: bool,
     /// Keep colours and attributes as ANSI escape sequences (default false: plain text).
     #[serde(default)]
     pub escapes: bool,
-    /// Most bytes of text to return (default and maximum: the server's limit, 40000 unless configured).
+    /// Most bytes of text to return (default and maximum: the server's limit, 40000 unless configured; less than 256 counts as 256).
     pub max_bytes: Option<usize>,
 }
 
@@ -111,6 +111,33 @@ impl Summary for CaptureScreenResult {
     }
 }
 
+/// The line numbers a pane has: `-top` (the oldest scrollback line) to
+/// `bottom` (the last screen line).
+#[derive(Debug, Clone, Copy)]
+struct LineRange {
+    top: i32,
+    bottom: i32,
+}
+
+impl LineRange {
+    fn of(row: &tmux_control::command::PaneInfo) -> Self {
+        let top = -i32::try_from(row.history_size).unwrap_or(i32::MAX);
+        let bottom = i32::try_from(row.height)
+            .unwrap_or(i32::MAX)
+            .saturating_sub(1);
+        Self {
+            top,
+            bottom: bottom.max(top),
+        }
+    }
+
+    /// `line` moved into the pane's lines.
+    fn clamp(self, line: i64) -> i32 {
+        let clamped = line.clamp(i64::from(self.top), i64::from(self.bottom));
+        i32::try_from(clamped).unwrap_or(self.bottom)
+    }
+}
+
 // ---------------------------------------------------------------- read_output
 
 const READ_OUTPUT: &str = "Read a pane's output history as plain text (escape codes removed, carriage-return overwrites applied). \
@@ -127,12 +154,12 @@ pub struct ReadOutputArgs {
     pub target: String,
     /// Read the output log from this cursor (from an earlier reply). Without it, read the last lines of the scrollback.
     pub cursor: Option<u64>,
-    /// Without cursor: how many lines to return (default 100, at most 10000).
-    pub last_lines: Option<u32>,
+    /// Without cursor: how many lines to return (default 100; more than 10000 counts as 10000).
+    pub last_lines: Option<u64>,
     /// Keep escape sequences (default false).
     #[serde(default)]
     pub raw: bool,
-    /// Most bytes of text to return (default and maximum: the server's limit).
+    /// Most bytes of text to return (default and maximum: the server's limit; less than 256 counts as 256).
     pub max_bytes: Option<usize>,
 }
 
@@ -227,10 +254,10 @@ pub struct SearchOutputArgs {
     /// Ignore case (default false).
     #[serde(default)]
     pub ignore_case: bool,
-    /// Lines of context before and after each match (default 2, at most 20).
-    pub context_lines: Option<u32>,
-    /// Most matches to return (default 50, at most 500).
-    pub max_matches: Option<u32>,
+    /// Lines of context before and after each match (default 2; more than 20 counts as 20).
+    pub context_lines: Option<u64>,
+    /// Most matches to return (default 50; more than 500 counts as 500; 0 only counts them).
+    pub max_matches: Option<u64>,
 }
 
 /// One match of `search_output`.
@@ -300,20 +327,41 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<CaptureScreenArgs>,
     ) -> Result<Json<CaptureScreenResult>, ToolError> {
+        let start = args.start.unwrap_or(0);
+        if let (false, Some(end)) = (args.whole_history, args.end)
+            && start > end
+        {
+            return Err(ToolError::new(
+                "capture_screen",
+                format!(
+                    "start ({start}{}) is after end ({end})",
+                    if args.start.is_none() {
+                        ", the default"
+                    } else {
+                        ""
+                    }
+                ),
+                "Give start at or before end (0 is the top of the screen, negative numbers are scrollback)",
+            ));
+        }
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
         let what = format!("Capturing pane {}", r.pane);
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
+        // Line numbers beyond the scrollback or the screen count as its
+        // first or last line, as tmux itself takes them; clamping them here
+        // keeps the reply's line numbers right and every sum in range.
+        let lines_on = LineRange::of(&row);
         let mut cmd = CapturePane::new(r.pane);
         if args.whole_history {
             cmd = cmd.whole_history();
         } else {
             if let Some(start) = args.start {
-                cmd = cmd.start(start);
+                cmd = cmd.start(lines_on.clamp(start));
             }
             if let Some(end) = args.end {
-                cmd = cmd.end(end);
+                cmd = cmd.end(lines_on.clamp(end));
             }
         }
         if args.escapes {
@@ -328,23 +376,23 @@ impl TmuxMcp {
             .iter()
             .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect();
-        let bottom = i32::try_from(row.height).unwrap_or(i32::MAX) - 1;
         let mut last_line = match (args.whole_history, args.end) {
-            (false, Some(end)) => end.min(bottom),
-            _ => bottom,
+            (false, Some(end)) => i64::from(lines_on.clamp(end)),
+            _ => i64::from(lines_on.bottom),
         };
-        let count = i32::try_from(lines.len()).unwrap_or(i32::MAX);
+        let count = i64::try_from(lines.len()).unwrap_or(i64::MAX);
         let first_line = last_line - count + 1;
         let before = lines.len();
         trim_trailing_blank(&mut lines);
-        last_line -= i32::try_from(before - lines.len()).unwrap_or(0);
+        last_line -= i64::try_from(before - lines.len()).unwrap_or(0);
         let redacted = self.redact_lines(&lines);
         let (dropped, text) = keep_last_lines(&redacted, self.budget(args.max_bytes));
+        let line = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });
         Ok(Json(CaptureScreenResult {
             pane: r.pane.to_string(),
             text,
-            first_line: first_line + i32::try_from(dropped).unwrap_or(0),
-            last_line: last_line.max(first_line),
+            first_line: line(first_line + i64::try_from(dropped).unwrap_or(0)),
+            last_line: line(last_line.max(first_line)),
             omitted_lines: u32::try_from(dropped).unwrap_or(u32::MAX),
             width: row.width,
             height: row.height,
@@ -404,7 +452,7 @@ impl TmuxMcp {
                 omitted_lines: 0,
             }));
         }
-        let n = args.last_lines.unwrap_or(100).clamp(1, 10_000);
+        let n = args.last_lines.unwrap_or(100).min(10_000);
         let mut cmd = CapturePane::new(r.pane)
             .start(-i32::try_from(n).unwrap_or(10_000))
             .to_visible_end();
@@ -466,8 +514,8 @@ impl TmuxMcp {
         // Search the redacted text: a search must not reveal a masked secret.
         let lines = self.redact_lines(&lines);
         let hist = i64::try_from(lines.len()).unwrap_or(0) - i64::from(row.height);
-        let ctx = usize::try_from(args.context_lines.unwrap_or(2).min(20)).unwrap_or(2);
-        let max = usize::try_from(args.max_matches.unwrap_or(50).clamp(1, 500)).unwrap_or(50);
+        let ctx = usize::try_from(args.context_lines.unwrap_or(2).min(20)).unwrap_or(20);
+        let max = usize::try_from(args.max_matches.unwrap_or(50).min(500)).unwrap_or(500);
         let budget = self.budget(None);
         let mut used = 0usize;
         let mut matches = Vec::new();
