@@ -136,6 +136,13 @@ class Contestant:
 
     kind: str = ""
 
+    #: Whether the pane's shell comes from tmux's default-command (bash
+    #: without start-up files). tmux-mcp starts its own shells instead: with
+    #: no default-command it runs the default shell, bash, with its shell
+    #: integration (reading only the system's /etc/bash.bashrc, as the
+    #: empty HOME has no ~/.bashrc).
+    plain_shell: bool = True
+
     def __init__(self, label: str, tmux: str) -> None:
         self.label = label
         self.tmux = tmux
@@ -177,7 +184,7 @@ class Contestant:
             "set -g destroy-unattached off\n"
             "set -g default-size 200x50\n"
             "set -g default-shell /bin/bash\n"
-            f'set -g default-command "{SHELL_COMMAND}"\n'
+            + (f'set -g default-command "{SHELL_COMMAND}"\n' if self.plain_shell else "")
         )
         self.tmux_cmd("-f", str(self.conf), "start-server")
         pid = self.tmux_cmd("display-message", "-p", "#{pid}").strip()
@@ -248,8 +255,12 @@ class Contestant:
                 seen.append([a.decode() for a in raw])
         except OSError as e:
             raise BenchError(f"{self.label}: cannot read the pane's process {pid}: {e}") from e
-        if SHELL_COMMAND.split() not in seen:
+        integrated = any(a[:2] == ["/bin/bash", "--rcfile"] for a in seen)
+        login = any(a[:1] == ["-bash"] or a[:2] == ["/bin/bash", "-l"] for a in seen)
+        if self.plain_shell and SHELL_COMMAND.split() not in seen:
             raise BenchError(f"{self.label}: pane {self.pane} runs {seen}, not {SHELL_COMMAND}")
+        if not self.plain_shell and not (integrated or login):
+            raise BenchError(f"{self.label}: pane {self.pane} runs {seen}, not bash")
         self.info["pane_processes"] = [" ".join(a) for a in seen]
 
     def needed_tools(self) -> set[str]:
@@ -319,6 +330,7 @@ class Contestant:
 
 class TmuxMcp(Contestant):
     kind = "tmux-mcp"
+    plain_shell = False
 
     def __init__(self, label: str, tmux: str, binary: Path) -> None:
         if not binary.is_file() or not os.access(binary, os.X_OK):

@@ -112,3 +112,36 @@ async def test_without_integration_the_wrapped_form_runs(tmux_mcp: TmuxMcp) -> N
             pane = created.structured_content["pane"]
             done = await run(session, pane, "(exit 5)")
             assert (done["exit_status"], done["mode"], done["pipestatus"]) == (5, "wrapped", None)
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_command_reading_the_terminal_is_waiting_for_input(tmux_mcp: TmuxMcp, shell: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"in-{shell}"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+
+            # A prompt printed, then a read of the terminal: reported within
+            # a second or two, long before the time limit.
+            ask = "read -P 'Name? ' x; echo got:$x" if shell == "fish" else "printf 'Name? '; read x; echo got:$x"
+            waiting = await run(session, pane, ask, timeout_secs=20)
+            assert waiting["status"] == "waiting_for_input", waiting
+            assert waiting["elapsed_ms"] < 5000, waiting
+            assert "Name?" in (waiting["prompt"] or ""), waiting
+            await call(session, "send_text", target=pane, text="ada", enter=True)
+            done = await call(session, "run", run_id=waiting["run_id"], timeout_secs=10)
+            assert (done["status"], done["exit_status"]) == ("completed", 0), done
+            assert "got:ada" in done["output"]
+
+            # A silent read: echo off, as for a password.
+            if shell != "fish":
+                secret = await run(session, pane, "read -s pw; echo len:${#pw}", timeout_secs=20)
+                assert (secret["status"], secret["echo"]) == ("waiting_for_input", False), secret
+                await call(session, "send_text", target=pane, text="hunter2", enter=True)
+                done = await call(session, "run", run_id=secret["run_id"], timeout_secs=10)
+                assert "len:7" in done["output"], done
+
+            # A busy command that reads nothing is still running.
+            busy = await run(session, pane, "sleep 2.5", timeout_secs=1.5)
+            assert busy["status"] == "running", busy

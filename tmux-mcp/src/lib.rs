@@ -24,6 +24,7 @@ mod backend;
 pub mod config;
 pub mod guard;
 pub mod markers;
+mod probe;
 pub mod redact;
 pub mod reply;
 pub mod schema;

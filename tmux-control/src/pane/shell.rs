@@ -466,6 +466,12 @@ impl ShellTracker {
         self.phase
     }
 
+    /// Where the output of the command line running now starts (just after
+    /// its `C` mark), while one runs.
+    pub fn command_start(&self) -> Option<u64> {
+        self.output_start
+    }
+
     /// The last working directory the shell reported.
     pub fn directory(&self) -> Option<&Path> {
         self.directory.as_deref()

@@ -77,14 +77,15 @@ struct Ended {
     status: Option<i32>,
     pipestatus: Vec<i32>,
 }
-use crate::wait::{CallCtx, Waited};
+use crate::probe::{Evidence, probe};
+use crate::wait::{CallCtx, PROGRESS_EVERY, Waited};
 
 // ---------------------------------------------------------------- run
 
 const RUN: &str = "Run one shell command in a terminal whose shell is waiting at its prompt, wait for it to finish, and return its output and exact exit status. \
 In a terminal made by create_terminal with bash, zsh or fish (shell integration, mode=integrated) the command is typed exactly as given, as a human would, and the shell itself marks where its output starts and ends, with $? and the status of each command of a pipeline (pipestatus). In other shells (sh, dash, ksh; mode=wrapped) it is typed between two invisible markers. Either way the result holds exactly the command's own output: no prompt, no echo. It runs in that shell, so cd and variables persist; multi-line commands work. \
-Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured), with progress notifications. If the command is still running then, the reply has status=running, the output so far and a run_id: call run again with run_id (no command) to keep waiting. To interrupt it, send_keys [\"C-c\"]: in an integrated shell the run then ends as completed with exit status 130 and the pane is free for the next run. Interactive prompts (passwords, y/n) show up as running: answer with send_text, then resume. \
-Returns status (completed, running, shell_starting if the shell has not drawn its first prompt yet, pane_exited if the shell itself exited, pane_gone), exit_status, pipestatus, mode, output (plain text, secrets masked; long output keeps its start and end and says how to read the middle with read_output), and cursors. \
+Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured), with progress notifications. If the command is still running then, the reply has status=running, the output so far and a run_id: call run again with run_id (no command) to keep waiting. To interrupt it, send_keys [\"C-c\"]: in an integrated shell the run then ends as completed with exit status 130 and the pane is free for the next run. A command that waits for input (a prompt, read, a password) returns at once with status=waiting_for_input, its prompt line and whether echo is off (a secret is asked for): answer with send_text, then resume with run_id. \
+Returns status (completed, running, waiting_for_input, shell_starting if the shell has not drawn its first prompt yet, pane_exited if the shell itself exited, pane_gone), exit_status, pipestatus, mode, output (plain text, secrets masked; long output keeps its start and end and says how to read the middle with read_output), and cursors. \
 Refuses a pane in copy mode, a pane running a full-screen program or something other than a shell (force=true skips the last two checks), and a pane with a command still running.";
 
 /// Arguments of `run`.
@@ -115,6 +116,8 @@ pub enum RunStatus {
     Completed,
     /// Still running when the time limit passed: resume with run_id.
     Running,
+    /// The command is blocked reading the terminal (a prompt, `read`, a password): answer with send_text, then resume with run_id.
+    WaitingForInput,
     /// The integrated shell had not drawn its first prompt within the time limit (it may still be reading slow start-up files); nothing was typed.
     ShellStarting,
     /// The shell itself exited (for example the command was `exit`); exit_status is the shell's.
@@ -164,6 +167,10 @@ pub struct RunResult {
     pub cursor: u64,
     /// Time since the command was typed, in milliseconds.
     pub elapsed_ms: u64,
+    /// When waiting_for_input: the last line the program printed (its prompt, secrets masked).
+    pub prompt: Option<String>,
+    /// When waiting_for_input: whether the terminal echoes what is typed (false: a password or other secret is being asked for).
+    pub echo: Option<bool>,
 }
 
 impl Summary for RunResult {
@@ -186,6 +193,20 @@ impl Summary for RunResult {
                     RunMode::Integrated => "shell integration",
                     RunMode::Wrapped => "wrapped",
                 }
+            ),
+            RunStatus::WaitingForInput => format!(
+                "Command in pane {} is waiting for input after {} ms{}: {}. Answer with send_text (enter=true), then call run with run_id={:?} to keep waiting; or interrupt with send_keys keys=[\"C-c\"].",
+                self.pane,
+                self.elapsed_ms,
+                if self.echo == Some(false) {
+                    " with echo off (a password or other secret)"
+                } else {
+                    ""
+                },
+                self.prompt
+                    .as_deref()
+                    .map_or_else(|| "(no prompt text)".to_owned(), |p| format!("{p:?}")),
+                self.run_id
             ),
             RunStatus::ShellStarting => format!(
                 "The shell in pane {} has not drawn its first prompt after {} ms (it may still be reading its start-up files); nothing was typed. Call run again later, or look with capture_screen.",
@@ -227,6 +248,50 @@ impl Summary for RunResult {
             s.push_str(&self.output);
         }
         s
+    }
+}
+
+/// How long a run's output must pause before `run` asks the kernel whether
+/// the command waits for input (a true timer: a debounce after output).
+const QUIET_BEFORE_PROBE: Duration = Duration::from_millis(150);
+
+/// Resolves once the running command (`running` set: its start is marked)
+/// is blocked reading the terminal, with the kernel's evidence. It looks
+/// when the output has paused for [`QUIET_BEFORE_PROBE`], and again after
+/// more output or at the progress heartbeat ([`PROGRESS_EVERY`], a true
+/// timer: a program that goes quiet and only later reads prints nothing
+/// to wake on). Never resolves for a server on another machine (no
+/// evidence).
+async fn waiting_for_input(
+    conn: &Conn,
+    po: &PaneOutput,
+    pane: PaneId,
+    running: &std::sync::atomic::AtomicBool,
+    limit: Duration,
+) -> Evidence {
+    let place = conn
+        .pane_row(pane)
+        .await
+        .ok()
+        .and_then(|row| row.pid.map(|pid| (pid, row.tty)));
+    let Some((pid, tty)) = place else {
+        return std::future::pending().await;
+    };
+    loop {
+        let mut more = po.stream_from(po.end_offset());
+        if running.load(std::sync::atomic::Ordering::Relaxed)
+            && po.wait_idle(QUIET_BEFORE_PROBE, limit).await.is_ok()
+        {
+            let evidence = probe(pid, &tty);
+            if evidence.reading_terminal == Some(true) {
+                return evidence;
+            }
+            more = po.stream_from(po.end_offset());
+        }
+        tokio::select! {
+            _ = more.next() => {}
+            () = tokio::time::sleep(PROGRESS_EVERY) => {}
+        }
     }
 }
 
@@ -419,6 +484,8 @@ impl TmuxMcp {
                             output_cursor: None,
                             cursor: po.end_offset(),
                             elapsed_ms: ms(started.elapsed()),
+                            prompt: None,
+                            echo: None,
                         })));
                     }
                 }
@@ -568,6 +635,7 @@ impl TmuxMcp {
         let mut started_at: Option<u64> = None;
         enum End {
             Finished(Ended),
+            Input(Evidence),
             Exited(PaneExit),
             Gone,
             Timeout,
@@ -576,6 +644,13 @@ impl TmuxMcp {
             Some(ended) => Waited::Done(End::Finished(ended)),
             None => {
                 let mut stream = po.stream_from(tracker.resume_offset());
+                // A start already read (by an earlier call, or when the
+                // shell was brought up to date just now).
+                let begun = tracker
+                    .command_start()
+                    .filter(|at| tracker.phase() == ShellPhase::Running && *at > state.typed_at);
+                started_at = started_at.or(begun);
+                let running = std::sync::atomic::AtomicBool::new(begun.is_some());
                 let scan = async {
                     loop {
                         match stream.next().await {
@@ -584,6 +659,8 @@ impl TmuxMcp {
                                     match event {
                                         ShellEvent::Started(at) if at > state.typed_at => {
                                             started_at = Some(at);
+                                            running
+                                                .store(true, std::sync::atomic::Ordering::Relaxed);
                                         }
                                         ShellEvent::Finished(f) if f.end > state.typed_at => {
                                             return End::Finished(Ended {
@@ -608,10 +685,12 @@ impl TmuxMcp {
                     }
                 };
                 let exit = po.wait_exit(limit);
+                let input = waiting_for_input(conn, po, state.pane, &running, limit);
                 let both = async {
                     tokio::select! {
                         biased;
                         e = scan => e,
+                        evidence = input => End::Input(evidence),
                         x = exit => match x {
                             Ok(exit) if exit.gone => End::Gone,
                             Ok(exit) => End::Exited(exit),
@@ -653,6 +732,8 @@ impl TmuxMcp {
             output_cursor: started_at,
             cursor: po.end_offset(),
             elapsed_ms,
+            prompt: None,
+            echo: None,
         };
         let end = match outcome {
             Waited::Cancelled => End::Timeout,
@@ -679,6 +760,11 @@ impl TmuxMcp {
                 conn.note_input(state.pane, f.end);
                 (true, Some(f.output_end))
             }
+            End::Input(evidence) => {
+                result.status = RunStatus::WaitingForInput;
+                result.echo = evidence.echo;
+                (false, None)
+            }
             End::Exited(exit) => {
                 result.status = RunStatus::PaneExited;
                 result.exit_status = exit.status;
@@ -697,6 +783,14 @@ impl TmuxMcp {
             result.output_bytes = e.raw_bytes;
             result.omitted = e.omitted;
             result.missed_bytes = e.missed_bytes + missed;
+        }
+        if result.status == RunStatus::WaitingForInput {
+            result.prompt = result
+                .output
+                .lines()
+                .rev()
+                .find(|l| !l.trim().is_empty())
+                .map(str::to_owned);
         }
         {
             let mut runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());

@@ -1,0 +1,139 @@
+//! Evidence from the kernel about what a pane's program is doing: its
+//! terminal's foreground process group, whether that group's leader is
+//! blocked reading the terminal, and the terminal's settings (echo off
+//! means a secret is being typed).
+//!
+//! Read from `/proc` and the pane's tty, so only for a tmux server on this
+//! machine; every fact is optional and a missing one is "unknown", never a
+//! guess. Nothing here waits: a probe is a handful of small file reads,
+//! taken when the caller asks.
+
+use std::path::Path;
+
+/// What a probe found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct Evidence {
+    /// The terminal's foreground process group (its leader's pid).
+    pub(crate) foreground: Option<u32>,
+    /// The foreground leader's name (`/proc/PID/comm`).
+    pub(crate) command: Option<String>,
+    /// Whether the foreground leader is blocked reading the terminal.
+    pub(crate) reading_terminal: Option<bool>,
+    /// Whether the terminal echoes what is typed (off: a password prompt).
+    pub(crate) echo: Option<bool>,
+}
+
+/// Probes the program in a pane whose first process is `pid` and whose
+/// terminal is `tty`.
+pub(crate) fn probe(pid: u32, tty: &Path) -> Evidence {
+    let foreground = stat_fields(pid).and_then(|f| f.get(5).and_then(|v| v.parse::<i64>().ok()));
+    let foreground = foreground
+        .and_then(|g| u32::try_from(g).ok())
+        .filter(|g| *g > 0);
+    let command = foreground.and_then(|g| {
+        std::fs::read_to_string(format!("/proc/{g}/comm"))
+            .ok()
+            .map(|c| c.trim_end().to_owned())
+    });
+    let reading_terminal = foreground.and_then(|g| reading(g, tty, Some(pid)));
+    Evidence {
+        foreground,
+        command,
+        reading_terminal,
+        echo: echo(tty),
+    }
+}
+
+/// The fields of `/proc/PID/stat` after the command name: state, ppid,
+/// pgrp, session, tty_nr, tpgid, …
+fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    Some(rest.split_whitespace().map(str::to_owned).collect())
+}
+
+/// Whether process `pid` sleeps in a read of the terminal `tty`: from the
+/// system call it is in (`/proc/PID/syscall`: `read` on a descriptor that
+/// is the terminal; poll or select when `pid` is the pane's shell `shell`)
+/// when that is readable, else from its wait channel.
+fn reading(pid: u32, tty: &Path, shell: Option<u32>) -> Option<bool> {
+    let state = stat_fields(pid)?.first()?.clone();
+    if state != "S" {
+        return Some(false);
+    }
+    if let Ok(syscall) = std::fs::read_to_string(format!("/proc/{pid}/syscall")) {
+        let mut fields = syscall.split_whitespace();
+        let number = fields.next();
+        // read(2) is system call 0 on x86_64 and 63 on aarch64.
+        let is_read = match std::env::consts::ARCH {
+            "x86_64" => number == Some("0"),
+            "aarch64" => number == Some("63"),
+            _ => false,
+        };
+        if is_read {
+            let fd = fields
+                .next()
+                .and_then(|f| u64::from_str_radix(f.trim_start_matches("0x"), 16).ok())?;
+            let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).ok()?;
+            return Some(target == tty);
+        }
+        // A shell's own line reader (fish's `read`) waits in poll or
+        // select, not read; that counts only for the pane's first process
+        // (the shell), not for any program that polls sockets or pipes.
+        let waits = match std::env::consts::ARCH {
+            "x86_64" => ["7", "23", "270", "271"].contains(&number.unwrap_or("")),
+            "aarch64" => ["72", "73"].contains(&number.unwrap_or("")),
+            _ => false,
+        };
+        if waits && shell == Some(pid) {
+            return Some(true);
+        }
+        if number.is_some_and(|n| n.parse::<u64>().is_ok()) {
+            return Some(false);
+        }
+    }
+    let wchan = std::fs::read_to_string(format!("/proc/{pid}/wchan")).ok()?;
+    match wchan.trim() {
+        "n_tty_read" | "tty_read" | "wait_woken" => Some(true),
+        "" | "0" => None,
+        _ => Some(false),
+    }
+}
+
+/// Whether the terminal echoes input (`ECHO` in its local modes).
+fn echo(tty: &Path) -> Option<bool> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(
+        tty,
+        OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let termios = rustix::termios::tcgetattr(&fd).ok()?;
+    Some(
+        termios
+            .local_modes
+            .contains(rustix::termios::LocalModes::ECHO),
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_process_gives_no_evidence() {
+        let e = probe(u32::MAX - 1, Path::new("/nonexistent/tty"));
+        assert_eq!(e, Evidence::default());
+    }
+
+    #[test]
+    fn this_process_is_not_reading_a_terminal() {
+        let me = std::process::id();
+        let fields = stat_fields(me).unwrap();
+        assert!(fields.len() > 6, "{fields:?}");
+        // The test thread is running, not sleeping in a read.
+        assert_eq!(reading(me, Path::new("/dev/null"), None), Some(false));
+    }
+}
