@@ -29,6 +29,7 @@ TOOLSETS: dict[str, frozenset[str]] = {
             "pane_info",
             "wait_for_output",
             "wait_for_idle",
+            "wait_for_state",
             "wait_for_exit",
         }
     ),

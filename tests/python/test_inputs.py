@@ -22,7 +22,7 @@ from typing import Any
 import anyio
 import mcp
 import pytest
-from support import TmuxMcp, connecting_call, text_of
+from support import DEFAULT_TOOLS, TOOLSETS, TmuxMcp, connecting_call, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -63,7 +63,7 @@ async def test_tool_schemas_are_standard_json_schema(tmux_mcp: TmuxMcp) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session("--toolsets", "inspect,manage,execute,teardown") as (session, _):
             tools = (await session.list_tools()).tools
-    assert len(tools) == 25
+    assert len(tools) == sum(len(names) for names in TOOLSETS.values())
     unsigned = 0
     for tool in tools:
         for where, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
@@ -358,7 +358,7 @@ def test_every_raw_line_gets_an_answer_and_the_session_goes_on(tmux_mcp: TmuxMcp
             pong = server.ask(request(f"after-{id_}", "ping"))
             assert pong == {"jsonrpc": "2.0", "id": f"after-{id_}", "result": {}}, pong
         listed = server.ask(request(10, "tools/list"))
-        assert listed["id"] == 10 and len(listed["result"]["tools"]) == 21
+        assert listed["id"] == 10 and len(listed["result"]["tools"]) == len(DEFAULT_TOOLS)
         # None of this touched tmux.
         assert not tmux_mcp.socket.exists()
     finally:

@@ -145,3 +145,34 @@ async def test_a_command_reading_the_terminal_is_waiting_for_input(tmux_mcp: Tmu
             # A busy command that reads nothing is still running.
             busy = await run(session, pane, "sleep 2.5", timeout_secs=1.5)
             assert busy["status"] == "running", busy
+
+
+async def test_wait_for_state_and_pane_info_report_the_evidence(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": shell_path("bash")}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "state"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            info = await call(session, "pane_info", target=pane)
+            assert info["state"]["state"] == "at_prompt", info["state"]
+            assert info["state"]["shell_integration"] == "bash"
+
+            # Typed by hand (not run): a slow start, then a password prompt.
+            await call(session, "send_text", target=pane, text="sleep 1; read -s -p 'Password: ' pw", enter=True)
+            running = await call(session, "wait_for_state", target=pane, states=["running"], timeout_secs=10)
+            assert running["status"] == "matched", running
+            waiting = await call(
+                session, "wait_for_state", target=pane, states=["waiting_for_input"], timeout_secs=10
+            )
+            assert waiting["status"] == "matched", waiting
+            assert (waiting["facts"]["echo"], waiting["facts"]["foreground_command"]) == (False, "bash")
+            info = await call(session, "pane_info", target=pane)
+            assert info["state"]["state"] == "waiting_for_input"
+
+            await call(session, "send_text", target=pane, text="s3cret", enter=True)
+            back = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=10)
+            assert back["status"] == "matched", back
+            assert back["facts"]["last_exit_status"] == 0
+
+            timeout = await call(session, "wait_for_state", target=pane, states=["exited"], timeout_secs=0.5)
+            assert (timeout["status"], timeout["facts"]["state"]) == ("timeout", "at_prompt")

@@ -78,6 +78,7 @@ pub const TOOLS: &[(&str, Toolset)] = &[
     ("pane_info", Toolset::Inspect),
     ("wait_for_output", Toolset::Inspect),
     ("wait_for_idle", Toolset::Inspect),
+    ("wait_for_state", Toolset::Inspect),
     ("wait_for_exit", Toolset::Inspect),
     ("rename", Toolset::Manage),
     ("resize", Toolset::Manage),

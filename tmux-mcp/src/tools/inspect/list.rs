@@ -11,6 +11,7 @@ use tmux_control::command::{ListClients, ListPanes, ListSessions, ListWindows};
 
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
+use crate::tools::inspect::{StateFacts, facts};
 
 const LIST_TERMINALS: &str = "List every terminal on the tmux server tmux-mcp drives: sessions, their windows and panes, with each pane's id, size, foreground command, working directory, title, whether its program has exited (and the exit status), whether it is in copy mode or on the alternate screen (a full-screen program), and its output cursor if it is followed. \
 Use it first to find targets, and whenever an id stops working. \
@@ -190,7 +191,7 @@ impl Summary for ListTerminalsResult {
     }
 }
 
-const PANE_INFO: &str = "Everything about one pane: ids and indexes, foreground command, working directory, title, process id, size, cursor position, whether its program has exited and with what status, whether it is in copy mode or on the alternate screen (full-screen program), scrollback size, whether tmux-mcp follows its output and the current output cursor, and how a human attaches to watch it. \
+const PANE_INFO: &str = "Everything about one pane: ids and indexes, foreground command, working directory, title, process id, size, cursor position, whether its program has exited and with what status, whether it is in copy mode or on the alternate screen (full-screen program), scrollback size, whether tmux-mcp follows its output and the current output cursor, how a human attaches to watch it, and what the terminal is doing (state: at_prompt, running, waiting_for_input, starting, exited) with the evidence (shell marks, the foreground process, whether it reads the terminal, whether echo is off). \
 Use it before typing into a pane you did not create, or to check whether a program is still running. \
 Fails if the target does not exist.";
 
@@ -251,12 +252,14 @@ pub struct PaneInfoResult {
     pub attach_command: String,
     /// The version of the tmux server the pane runs in (like `3.5a`).
     pub tmux_version: String,
+    /// What the terminal is doing (at_prompt, running, waiting_for_input, …) and the evidence.
+    pub state: StateFacts,
 }
 
 impl Summary for PaneInfoResult {
     fn summary(&self) -> String {
         format!(
-            "Pane {} (window {} {}:{}, session {} {:?}): {} in {}, {}x{}, cursor at {},{}{}{}{}; output cursor={}; tmux {}; watch: {}",
+            "Pane {} (window {} {}:{}, session {} {:?}): {} in {}, {}x{}, cursor at {},{}{}{}{}; {}; output cursor={}; tmux {}; watch: {}",
             self.pane,
             self.window,
             self.window_index,
@@ -284,6 +287,7 @@ impl Summary for PaneInfoResult {
             } else {
                 ""
             },
+            self.state.describe(),
             self.cursor,
             self.tmux_version,
             self.attach_command
@@ -395,7 +399,9 @@ impl TmuxMcp {
         let r = conn.resolve(&args.target).await?;
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
+        let state = facts(&conn, &po, &row).await;
         Ok(Json(PaneInfoResult {
+            state,
             pane: r.pane.to_string(),
             window: r.window.to_string(),
             session: r.session.to_string(),

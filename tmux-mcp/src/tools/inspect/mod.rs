@@ -2,10 +2,12 @@
 //! [`crate::tools::waits`]). Nothing here sends input or changes tmux.
 //!
 //! `list` holds `list_terminals` and `pane_info`, `read` the tools that read
-//! a pane's screen and output; `inspect_router` joins their routers.
+//! a pane's screen and output, `state` what a terminal is doing and
+//! `wait_for_state`; `inspect_router` joins their routers.
 
 mod list;
 mod read;
+mod state;
 
 use std::time::Duration;
 
@@ -22,11 +24,13 @@ pub use read::{
     CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
     SearchMatch, SearchOutputArgs, SearchOutputResult,
 };
+pub(crate) use state::facts;
+pub use state::{StateFacts, TerminalState, WaitForStateArgs, WaitForStateResult};
 
 impl TmuxMcp {
     /// The tools of this module (the waits have their own router).
     pub(crate) fn inspect_router() -> ToolRouter<TmuxMcp> {
-        Self::list_router() + Self::read_router()
+        Self::list_router() + Self::read_router() + Self::state_router()
     }
 }
 
