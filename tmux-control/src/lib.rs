@@ -106,8 +106,9 @@ pub use connection::{ConnectOptions, Event, Subscription, Tmux};
 pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
-    Expect, Mark, MarkScanner, Marks, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
-    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, ShellMark, Spawned, Typed, WaitError,
+    Expect, Loss, LossReason, Mark, MarkScanner, Marks, Match, PaneChunk, PaneEnd, PaneExit,
+    PaneOutput, PaneState, PaneStateChanges, PaneStream, Pattern, Resolved, Screen, ShellMark,
+    Spawned, Typed, WaitError,
 };
 pub use server::{IsolatedServer, Server};
 pub use text::PlainText;
