@@ -23,6 +23,7 @@ pub mod markers;
 pub mod redact;
 pub mod reply;
 mod server;
+pub mod shape;
 pub mod text;
 pub mod tools;
 pub mod toolsets;

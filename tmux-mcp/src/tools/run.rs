@@ -15,6 +15,7 @@ use crate::backend::Conn;
 use crate::markers::{Finished, RunState, Scanner, nonce, wrapper_line};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
+use crate::shape::{Highlight, LossReport, describe_losses};
 use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, type_text};
 
 /// The longest `run` waits for a just-started pane's program to show as
@@ -28,7 +29,7 @@ use crate::wait::{CallCtx, Waited};
 const RUN: &str = "Run one shell command in a terminal whose shell is waiting at its prompt, wait for it to finish, and return its output and exact exit status. \
 The command is typed into the pane (a human watching sees it) between two invisible markers, so the result holds exactly the command's own output: no prompt, no echo. It runs in that shell, so cd and variables persist. Needs a POSIX shell (bash, zsh, sh, dash, ksh); multi-line commands work. \
 Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured), with progress notifications. If the command is still running then, the reply has status=running, the output so far and a run_id: call run again with run_id (no command) to keep waiting, or send_keys [\"C-c\"] to interrupt it. Interactive prompts (passwords, y/n) also show up as running: answer with send_text, then resume. \
-Returns status (completed, running, pane_exited if the shell itself exited, pane_gone), exit_status, output (plain text, secrets masked; long output keeps its start and end and says how to read the middle with read_output), and cursors. \
+Returns status (completed, running, pane_exited if the shell itself exited, pane_gone), exit_status, output (plain text, secrets masked; the whole reply stays within max_bytes, 8 KB by default: a long output comes in the text content only, first the lines that look like failures, then its first and last lines, then the cursors to read the rest with read_output; the structured output is then null, with highlights and omitted), losses when output is missing (evicted from tmux-mcp's log, or discarded by tmux), and cursors. \
 Refuses a pane in copy mode, a pane running a full-screen program or something other than a shell (force=true skips the last two checks), and a pane with a run still in progress.";
 
 /// Arguments of `run`.
@@ -43,7 +44,7 @@ pub struct RunArgs {
     pub run_id: Option<String>,
     /// Wait at most this many seconds (default 30, capped by the server).
     pub timeout_secs: Option<f64>,
-    /// Most bytes of output text to return (default and maximum: the server's limit).
+    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
     pub max_bytes: Option<usize>,
     /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
     #[serde(default)]
@@ -75,8 +76,17 @@ pub struct RunResult {
     pub status: RunStatus,
     /// The command's exit status when completed (the shell's when pane_exited).
     pub exit_status: Option<i32>,
-    /// The command's output as plain text (secrets masked); when running, the output so far.
-    pub output: String,
+    /// The command's output as plain text (secrets masked; when running, the output so far) when it is small enough to be sent in both forms of the reply; null when it is larger: the text content then carries it (whole, or its failure-like lines, head and tail and how to read the rest), highlights lists its failure-like lines and omitted what was left out.
+    pub output: Option<String>,
+    /// Lines of a large output that look like failures or test summaries, with their cursors (only when output is null).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub highlights: Vec<Highlight>,
+    /// Output missing from the command's output, and why (evicted from the log, or discarded by tmux); only when some is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<LossReport>,
+    /// The output as the text content shows it.
+    #[serde(skip)]
+    pub output_text: String,
     /// Bytes of raw output the command produced (so far).
     pub output_bytes: u64,
     /// A middle part of the output left out of `output` because of the size limit.
@@ -115,26 +125,16 @@ impl Summary for RunResult {
                 format!("Pane {} was closed while running the command.", self.pane)
             }
         };
-        if let Some(o) = &self.omitted {
-            let _ = write!(
-                s,
-                " Output is {} bytes; the middle ({}..{}) is left out: read it with read_output cursor={}.",
-                self.output_bytes, o.from_cursor, o.to_cursor, o.from_cursor
-            );
-        }
-        if self.missed_bytes > 0 {
-            let _ = write!(
-                s,
-                " The first {} bytes of output are no longer held.",
-                self.missed_bytes
-            );
+        if let Some(lost) = describe_losses(&self.losses) {
+            s.push(' ');
+            s.push_str(&lost);
         }
         let _ = write!(s, " cursor={}", self.cursor);
-        if self.output.is_empty() {
+        if self.output_text.is_empty() {
             s.push_str("\n(no output)");
         } else {
             s.push_str("\nOutput:\n");
-            s.push_str(&self.output);
+            s.push_str(&self.output_text);
         }
         s
     }
@@ -337,7 +337,6 @@ impl TmuxMcp {
         let mut scanner = state.scanner;
         scanner.restart_at(state.scan_from);
         let mut stream = po.stream_from(state.scan_from);
-        let mut missed = 0u64;
         enum End {
             Finished(Finished),
             Exited(PaneExit),
@@ -353,10 +352,9 @@ impl TmuxMcp {
                                 return End::Finished(f);
                             }
                         }
-                        Some(PaneChunk::Missed { from, to }) => {
-                            missed += to - from;
-                            scanner.restart_at(to);
-                        }
+                        // What was lost is reported from the log's
+                        // losses (the excerpt), not counted here.
+                        Some(PaneChunk::Missed { to, .. }) => scanner.restart_at(to),
                         Some(_) => {}
                         None => return End::Gone,
                     }
@@ -397,7 +395,10 @@ impl TmuxMcp {
             run_id: run_id.to_owned(),
             status: RunStatus::Running,
             exit_status: None,
-            output: String::new(),
+            output: None,
+            highlights: Vec::new(),
+            losses: Vec::new(),
+            output_text: String::new(),
             output_bytes: 0,
             omitted: None,
             missed_bytes: 0,
@@ -438,10 +439,13 @@ impl TmuxMcp {
         if let Some(start) = result.output_cursor {
             let stop = out_end.unwrap_or_else(|| po.end_offset());
             let e = self.excerpt(po, start, stop, budget);
-            result.output = e.text;
+            result.output = e.structured();
+            result.output_text = e.text;
             result.output_bytes = e.raw_bytes;
             result.omitted = e.omitted;
-            result.missed_bytes = e.missed_bytes + missed;
+            result.missed_bytes = e.missed_bytes;
+            result.highlights = e.highlights;
+            result.losses = e.losses;
         }
         {
             let mut runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
