@@ -106,10 +106,10 @@ pub use connection::{ConnectOptions, Event, Subscription, Tmux};
 pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 pub use pane::{
-    Expect, FinishedCommand, Launch, Mark, MarkScanner, Marks, Match, NONCE_VARIABLE, PaneChunk,
-    PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges, PaneStream, Pattern, Resolved,
-    Screen, ShellEvent, ShellIntegration, ShellKind, ShellMark, ShellPhase, ShellTracker, Spawned,
-    Typed, WaitError, shell_nonce,
+    Expect, FinishedCommand, Launch, Loss, LossReason, Mark, MarkScanner, Marks, Match,
+    NONCE_VARIABLE, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,
+    PaneStream, Pattern, Resolved, Screen, ShellEvent, ShellIntegration, ShellKind, ShellMark,
+    ShellPhase, ShellTracker, Spawned, Typed, WaitError, shell_nonce,
 };
 pub use server::{IsolatedServer, Server};
 pub use text::PlainText;

@@ -154,8 +154,14 @@ pub struct Cli {
     #[arg(long, env = "TMUX_MCP_HISTORY_LIMIT", default_value_t = 50_000)]
     pub history_limit: u32,
 
-    /// Most bytes of pane text in one reply; the rest is summarised with
-    /// directions to read it.
+    /// Size budget of a whole reply of run, read_output and the waits, in
+    /// bytes (text content and structured content together, as sent):
+    /// pane text is shaped to fit, with directions to read the rest.
+    #[arg(long, env = "TMUX_MCP_MAX_REPLY_BYTES", default_value_t = 8192)]
+    pub max_reply_bytes: usize,
+
+    /// The largest budget a call may ask for with max_bytes, and the most
+    /// bytes of pane text in one capture_screen or search_output reply.
     #[arg(long, env = "TMUX_MCP_MAX_OUTPUT_BYTES", default_value_t = 40_000)]
     pub max_output_bytes: usize,
 
@@ -209,7 +215,9 @@ pub struct Config {
     pub tmux_program: String,
     /// history-limit for a server tmux-mcp starts.
     pub history_limit: u32,
-    /// Most bytes of pane text per reply.
+    /// Default size budget of a whole reply (run, read_output, waits).
+    pub max_reply_bytes: usize,
+    /// Largest budget a call may ask for; pane text per capture reply.
     pub max_output_bytes: usize,
     /// Wait length when a call names none.
     pub default_wait: Duration,
@@ -236,6 +244,7 @@ impl Default for Config {
             socket: SocketChoice::Named(DEFAULT_SOCKET_NAME.to_owned()),
             tmux_program: "tmux".to_owned(),
             history_limit: 50_000,
+            max_reply_bytes: 8192,
             max_output_bytes: 40_000,
             default_wait: Duration::from_secs(30),
             max_wait: Duration::from_secs(60),
@@ -307,6 +316,11 @@ impl Config {
                 "--max-output-bytes must be at least 1024".into(),
             ));
         }
+        if cli.max_reply_bytes < 2048 {
+            return Err(ConfigError::OutOfRange(
+                "--max-reply-bytes must be at least 2048".into(),
+            ));
+        }
         if cli.pane_log_bytes < 64 * 1024 {
             return Err(ConfigError::OutOfRange(
                 "--pane-log-bytes must be at least 65536".into(),
@@ -331,6 +345,7 @@ impl Config {
             socket,
             tmux_program: cli.tmux_program.clone(),
             history_limit: cli.history_limit,
+            max_reply_bytes: cli.max_reply_bytes,
             max_output_bytes: cli.max_output_bytes,
             default_wait,
             max_wait,
@@ -410,6 +425,8 @@ mod tests {
             let c = parse(&["--history-limit", good]).unwrap();
             assert_eq!(c.history_limit.to_string(), good);
         }
+        assert!(parse(&["--max-reply-bytes", "1000"]).is_err());
+        assert_eq!(parse(&[]).unwrap().max_reply_bytes, 8192);
         let c = parse(&[
             "--toolsets",
             "inspect,teardown",

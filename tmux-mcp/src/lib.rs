@@ -29,6 +29,7 @@ pub mod redact;
 pub mod reply;
 pub mod schema;
 mod server;
+pub mod shape;
 mod shell;
 pub mod stdio;
 pub mod text;

@@ -5,65 +5,177 @@
 
 use std::borrow::Cow;
 
-use regex::{Captures, Regex};
+use regex::Regex;
 
 use crate::config::ConfigError;
 
-/// The built-in patterns: a name (shown in the mask) and a regex. When the
-/// regex has a group named `secret`, only that group is masked, so that
-/// `password=` stays readable and only the value disappears.
-pub const DEFAULT_PATTERNS: &[(&str, &str)] = &[
-    (
-        "private-key",
-        r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z)",
-    ),
-    (
-        "aws-access-key",
-        r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
-    ),
-    ("github-token", r"\bgh[pousr]_[A-Za-z0-9]{30,}\b"),
-    ("github-token", r"\bgithub_pat_[A-Za-z0-9_]{20,}\b"),
-    ("api-key", r"\bsk-[A-Za-z0-9_-]{20,}"),
-    ("slack-token", r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),
-    (
-        "jwt",
-        r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    ),
-    (
-        "bearer",
-        r"(?i)\b(?:authorization\s*:\s*)?bearer\s+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
-    ),
-    (
-        "password",
-        r#"(?i)\b(?:password|passwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token|client[_-]?secret)["']?\s*[:=]\s*(?P<secret>"[^"\n]*"|'[^'\n]*'|[^\s"',;]+)"#,
-    ),
+/// What a secret's value may look like after `name=` or `name:`: a quoted
+/// string (also one the text ends inside of) or a run of characters up to
+/// white space, a quote, a comma or a semicolon. Never past the end of the
+/// line, so a `Password:` prompt does not mask the next line.
+const VALUE: &str = r#"(?P<secret>"(?:[^"\\\n]|\\.)*(?:"|\z)|'[^'\n]*(?:'|\z)|[^\s"',;]+)"#;
+
+/// The separator between a name and its value, on one line: optional
+/// closing quote of a key, blanks, `=` or `:`, blanks.
+const SEP: &str = r#"["']?[ \t]*[:=][ \t]*"#;
+
+/// A built-in pattern: its name (shown in the mask), its regex and, for
+/// secrets with a recognisable start, a pattern for a secret cut off at
+/// the end of a text that may continue (the rest not printed yet).
+#[derive(Debug, Clone, Copy)]
+pub struct Builtin {
+    /// Shown in the mask, `[REDACTED:name]`.
+    pub name: &'static str,
+    /// The regex. When it has a group named `secret`, only that group is
+    /// masked, so that `password=` stays readable and only the value goes.
+    pub pattern: &'static str,
+    /// Anchored at the end (`\z`): the start of such a secret, to mask at
+    /// the end of a text whose end is not final.
+    pub open_end: Option<&'static str>,
+}
+
+/// The names of variables and keys whose value is a secret: a word, or the
+/// last words of a name joined by `_`, `-` or `.` (`DB_PASSWORD`,
+/// `AWS_SECRET_ACCESS_KEY`, `client-secret`, `dbPassword`). Bare `token`
+/// is matched only with a prefix (`GITHUB_TOKEN`, `x-auth-token`) or as a
+/// quoted key or `token=` (see the `token` rules), so that "unexpected
+/// token: }" in a compiler message is left alone.
+const NAMES: &str = r"(?:pass(?:word|wd|phrase)|secret(?:[_.-]?access)?(?:[_.-]?key)?|client[_.-]?secret|(?:api|access|auth|refresh|session|private|secret)[_.-]?(?:key|token)|credentials?)";
+
+/// The built-in patterns, in order of precedence (when two masks overlap,
+/// the earlier pattern names the merged mask).
+pub const BUILTINS: &[Builtin] = &[
+    Builtin {
+        name: "private-key",
+        pattern: r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)",
+        open_end: None,
+    },
+    Builtin {
+        // The body of a key block whose BEGIN line is out of view (scrolled
+        // off a screen, before a read's window): base64 lines up to END.
+        name: "private-key",
+        pattern: r"(?m)(?:^[A-Za-z0-9+/=]+[ \t]*\n)+-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----",
+        open_end: None,
+    },
+    Builtin {
+        name: "aws-access-key",
+        pattern: r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
+        open_end: Some(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]*\z"),
+    },
+    Builtin {
+        name: "github-token",
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+        open_end: Some(r"\bgh[pousr]_[A-Za-z0-9]*\z"),
+    },
+    Builtin {
+        name: "github-token",
+        pattern: r"\bgithub_pat_[A-Za-z0-9_]{20,}\b",
+        open_end: Some(r"\bgithub_pat_[A-Za-z0-9_]*\z"),
+    },
+    Builtin {
+        name: "api-key",
+        pattern: r"\bsk-[A-Za-z0-9_-]{20,}",
+        open_end: Some(r"\bsk-[A-Za-z0-9_-]*\z"),
+    },
+    Builtin {
+        name: "slack-token",
+        pattern: r"\bxox[abposr]-[A-Za-z0-9-]{10,}",
+        open_end: Some(r"\bxox[abposr]-[A-Za-z0-9-]*\z"),
+    },
+    Builtin {
+        name: "jwt",
+        pattern: r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+        open_end: Some(r"\beyJ[A-Za-z0-9_.-]*\z"),
+    },
+    Builtin {
+        name: "bearer",
+        pattern: r"(?i)\b(?:authorization[ \t]*:[ \t]*)?bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
+        open_end: Some(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]+)\z"),
+    },
+    Builtin {
+        name: "password",
+        // NAMES with any prefix words: DB_PASSWORD, MY_SECRET, dbPassword.
+        pattern: "",
+        open_end: None,
+    },
+    Builtin {
+        name: "password",
+        // A token with a prefix: GITHUB_TOKEN=, x-auth-token:, csrftoken=.
+        pattern: "",
+        open_end: None,
+    },
+    Builtin {
+        name: "password",
+        // Bare token as a quoted key ("token": "...") or token=...
+        pattern: "",
+        open_end: None,
+    },
 ];
 
+/// The regex of the `i`-th built-in (the `password` rules are assembled
+/// from [`NAMES`], [`SEP`] and [`VALUE`]).
+fn builtin_regex(b: &Builtin, i: usize) -> String {
+    let first_password = BUILTINS.len() - 3;
+    match i.checked_sub(first_password) {
+        Some(0) => format!(r"(?i)\b(?:[a-z0-9]+[_.-]?)*?{NAMES}{SEP}{VALUE}"),
+        Some(1) => format!(r"(?i)\b(?:[a-z0-9]+[_.-]?)+token{SEP}{VALUE}"),
+        Some(2) => format!(r#"(?i)(?:["']token["'][ \t]*:|\btoken=)[ \t]*{VALUE}"#),
+        _ => b.pattern.to_owned(),
+    }
+}
+
+/// One rule: a name for the mask and its regexes.
+#[derive(Debug, Clone)]
+struct Rule {
+    name: String,
+    re: Regex,
+    open_end: Option<Regex>,
+}
+
+/// A part of a text to mask: a byte range and the rule that found it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Span {
+    start: usize,
+    end: usize,
+    rule: usize,
+}
+
 /// Masks secrets in text.
+///
+/// Every method finds the secrets in the whole text it is given at once,
+/// then masks them: a secret that spans lines, fields or the chunks a
+/// program wrote it in is masked whole, as long as the caller passes the
+/// pieces together ([`Redactor::redact_parts`]).
 #[derive(Debug, Clone)]
 pub struct Redactor {
-    rules: Vec<(String, Regex)>,
+    rules: Vec<Rule>,
 }
 
 impl Redactor {
     /// The built-in patterns (unless `defaults` is false) followed by `extra`.
     pub fn new(defaults: bool, extra: &[String]) -> Result<Self, ConfigError> {
+        let compile = |pattern: &str| {
+            Regex::new(pattern).map_err(|e| ConfigError::BadRedaction {
+                pattern: pattern.to_owned(),
+                reason: e.to_string(),
+            })
+        };
         let mut rules = Vec::new();
         if defaults {
-            for (name, pattern) in DEFAULT_PATTERNS {
-                let re = Regex::new(pattern).map_err(|e| ConfigError::BadRedaction {
-                    pattern: (*pattern).to_owned(),
-                    reason: e.to_string(),
-                })?;
-                rules.push(((*name).to_owned(), re));
+            for (i, b) in BUILTINS.iter().enumerate() {
+                rules.push(Rule {
+                    name: b.name.to_owned(),
+                    re: compile(&builtin_regex(b, i))?,
+                    open_end: b.open_end.map(compile).transpose()?,
+                });
             }
         }
         for pattern in extra {
-            let re = Regex::new(pattern).map_err(|e| ConfigError::BadRedaction {
-                pattern: pattern.clone(),
-                reason: e.to_string(),
-            })?;
-            rules.push(("custom".to_owned(), re));
+            rules.push(Rule {
+                name: "custom".to_owned(),
+                re: compile(pattern)?,
+                open_end: None,
+            });
         }
         Ok(Self { rules })
     }
@@ -73,18 +185,77 @@ impl Redactor {
         Self { rules: Vec::new() }
     }
 
-    /// `text` with every match masked as `[REDACTED:name]`.
-    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
-        let mut out = Cow::Borrowed(text);
-        for (name, re) in &self.rules {
-            if !re.is_match(&out) {
-                continue;
+    /// The parts of `text` to mask, sorted and merged (overlapping matches
+    /// of several rules become one mask, named by the earliest rule). With
+    /// `open_end`, a secret cut off at the end of `text` (it may continue
+    /// in output not read yet) is masked too.
+    fn spans(&self, text: &str, open_end: bool) -> Vec<Span> {
+        let mut found = Vec::new();
+        for (rule, r) in self.rules.iter().enumerate() {
+            let res = std::iter::once(&r.re).chain(r.open_end.as_ref().filter(|_| open_end));
+            for re in res {
+                for caps in re.captures_iter(text) {
+                    let Some(m) = caps.name("secret").or_else(|| caps.get(0)) else {
+                        continue;
+                    };
+                    if m.start() < m.end() {
+                        found.push(Span {
+                            start: m.start(),
+                            end: m.end(),
+                            rule,
+                        });
+                    }
+                }
             }
-            let mask = format!("[REDACTED:{name}]");
-            let replaced = re
-                .replace_all(&out, |caps: &Captures<'_>| mask_match(caps, &mask))
-                .into_owned();
-            out = Cow::Owned(replaced);
+        }
+        found.sort_by_key(|s| (s.start, s.rule));
+        let mut merged: Vec<Span> = Vec::with_capacity(found.len());
+        for s in found {
+            match merged.last_mut() {
+                Some(last) if s.start < last.end => {
+                    last.end = last.end.max(s.end);
+                    last.rule = last.rule.min(s.rule);
+                }
+                _ => merged.push(s),
+            }
+        }
+        merged
+    }
+
+    fn mask(&self, span: &Span) -> String {
+        format!("[REDACTED:{}]", self.rules[span.rule].name)
+    }
+
+    /// `text` with every secret masked as `[REDACTED:name]`.
+    pub fn redact<'t>(&self, text: &'t str) -> Cow<'t, str> {
+        let spans = self.spans(text, false);
+        if spans.is_empty() {
+            return Cow::Borrowed(text);
+        }
+        Cow::Owned(self.render(text, 0..text.len(), &spans, false))
+    }
+
+    /// Like [`Redactor::redact`], for a text whose end is not final (more
+    /// output may follow): a secret cut off at the end is masked too.
+    pub fn redact_open(&self, text: &str) -> String {
+        let spans = self.spans(text, true);
+        self.render(text, 0..text.len(), &spans, false)
+    }
+
+    /// Redacts `parts` as one text (their concatenation) and returns each
+    /// part masked: a secret that spans parts is masked in every part it
+    /// touches. For the fields of one reply (the text before a match, the
+    /// match, the text after it) and for context around a window (pass
+    /// the context as its own parts and drop them). With `open_end`, the
+    /// end of the last part is not final.
+    pub fn redact_parts(&self, parts: &[&str], open_end: bool) -> Vec<String> {
+        let joined = parts.concat();
+        let spans = self.spans(&joined, open_end);
+        let mut out = Vec::with_capacity(parts.len());
+        let mut at = 0;
+        for part in parts {
+            out.push(self.render(&joined, at..at + part.len(), &spans, false));
+            at += part.len();
         }
         out
     }
@@ -95,25 +266,43 @@ impl Redactor {
     /// still match the screen.
     pub fn redact_lines(&self, lines: &[String]) -> Vec<String> {
         let joined = lines.join("\n");
-        let mut out = Cow::Borrowed(joined.as_str());
-        for (name, re) in &self.rules {
-            if !re.is_match(&out) {
-                continue;
-            }
-            let mask = format!("[REDACTED:{name}]");
-            let replaced = re
-                .replace_all(&out, |caps: &Captures<'_>| {
-                    let breaks = caps.get(0).map_or(0, |m| m.as_str().matches('\n').count());
-                    let mut masked = mask_match(caps, &mask);
-                    // Keep the masked block's line breaks, emptied.
-                    let kept = masked.matches('\n').count();
-                    masked.push_str(&"\n".repeat(breaks.saturating_sub(kept)));
-                    masked
-                })
-                .into_owned();
-            out = Cow::Owned(replaced);
+        let spans = self.spans(&joined, false);
+        if spans.is_empty() {
+            return lines.to_vec();
         }
-        out.split('\n').map(str::to_owned).collect()
+        self.render(&joined, 0..joined.len(), &spans, true)
+            .split('\n')
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Redacts lines as one text like [`Redactor::redact_lines`], and says
+    /// of each line whether it lies wholly inside a mask that began on an
+    /// earlier line (an emptied line of a masked block, which a reader
+    /// showing the text compactly leaves out).
+    pub fn redact_lines_marked(&self, lines: &[&str], open_end: bool) -> Vec<(String, bool)> {
+        let joined = lines.join("\n");
+        let spans = self.spans(&joined, open_end);
+        let mut out = Vec::with_capacity(lines.len());
+        let mut at = 0;
+        let mut next = 0; // first span that may still touch a line
+        for line in lines {
+            let range = at..at + line.len();
+            while next < spans.len() && spans[next].end <= range.start {
+                next += 1;
+            }
+            let inside = spans
+                .get(next)
+                .is_some_and(|s| s.start < range.start && s.end >= range.end);
+            let text = if inside {
+                String::new()
+            } else {
+                self.render(&joined, range.clone(), &spans[next..], false)
+            };
+            out.push((text, inside));
+            at = range.end + 1;
+        }
+        out
     }
 
     /// Redacts an owned string in place.
@@ -122,20 +311,40 @@ impl Redactor {
             *text = s;
         }
     }
-}
 
-fn mask_match(caps: &Captures<'_>, mask: &str) -> String {
-    let Some(whole) = caps.get(0) else {
-        return String::new();
-    };
-    match caps.name("secret") {
-        Some(secret) => {
-            let start = secret.start() - whole.start();
-            let end = secret.end() - whole.start();
-            let s = whole.as_str();
-            format!("{}{mask}{}", &s[..start], &s[end..])
+    /// The part `range` of `text` with `spans` (sorted, merged) masked; a
+    /// span that only partly lies in `range` is masked in it too. With
+    /// `keep_lines`, each mask is followed by the line breaks it covers.
+    fn render(
+        &self,
+        text: &str,
+        range: std::ops::Range<usize>,
+        spans: &[Span],
+        keep_lines: bool,
+    ) -> String {
+        let mut out = String::with_capacity(range.len());
+        let mut at = range.start;
+        for span in spans {
+            if span.end <= range.start {
+                continue;
+            }
+            if span.start >= range.end {
+                break;
+            }
+            // Spans are sorted and disjoint, so `at <= start`.
+            let start = span.start.max(range.start);
+            let end = span.end.min(range.end);
+            out.push_str(&text[at..start]);
+            out.push_str(&self.mask(span));
+            if keep_lines {
+                out.push_str(&"\n".repeat(text[start..end].matches('\n').count()));
+            }
+            at = end;
         }
-        None => mask.to_owned(),
+        if at < range.end {
+            out.push_str(&text[at..range.end]);
+        }
+        out
     }
 }
 
@@ -222,6 +431,168 @@ mod tests {
         ] {
             assert_eq!(r(text), text);
         }
+    }
+
+    #[test]
+    fn prefixed_names_are_masked() {
+        for (text, masked) in [
+            ("DB_PASSWORD=hunter22", "DB_PASSWORD=[REDACTED:password]"),
+            (
+                "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG",
+                "export AWS_SECRET_ACCESS_KEY=[REDACTED:password]",
+            ),
+            ("MY_SECRET=s3cr3t", "MY_SECRET=[REDACTED:password]"),
+            ("GITHUB_TOKEN=abc123def", "GITHUB_TOKEN=[REDACTED:password]"),
+            ("NPM_TOKEN: 'npm_x y'", "NPM_TOKEN: [REDACTED:password]"),
+            (
+                "x-auth-token: 0a1b2c3d",
+                "x-auth-token: [REDACTED:password]",
+            ),
+            ("dbPassword=pw1", "dbPassword=[REDACTED:password]"),
+            (
+                "db.password = pw2 ok",
+                "db.password = [REDACTED:password] ok",
+            ),
+            ("client_secret=abc", "client_secret=[REDACTED:password]"),
+            ("url?token=abcdef&x=1", "url?token=[REDACTED:password]"),
+        ] {
+            assert_eq!(r(text), masked, "{text}");
+        }
+        // A name with a known prefix keeps the more specific mask.
+        assert_eq!(
+            r("OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwx"),
+            "OPENAI_API_KEY=[REDACTED:api-key]"
+        );
+    }
+
+    #[test]
+    fn no_over_masking() {
+        for text in [
+            // A prompt does not reach into the next line.
+            "Password:\nhello world",
+            "[sudo] password for root: ",
+            "Enter passphrase for key '/root/.ssh/id_ed25519': ",
+            // Words that contain a name, and names that are not secrets.
+            "error: unexpected token: }",
+            "SyntaxError: Unexpected token ':'",
+            "max_tokens=100 tokenizer: bert",
+            "author: Jane; secretary: Bob",
+            "PWD=/home/user OLDPWD=/tmp",
+            "passwordless: true",
+            "password_hash_algorithm is set",
+        ] {
+            assert_eq!(r(text), text);
+        }
+    }
+
+    #[test]
+    fn json_with_secret_keys_across_lines() {
+        let json = "{\n  \"user\": \"ann\",\n  \"password\": \"pa\\\"ss word\",\n  \"token\": \"t0k3n\",\n  \"client_secret\": \"cs\",\n  \"n\": 1\n}";
+        assert_eq!(
+            r(json),
+            "{\n  \"user\": \"ann\",\n  \"password\": [REDACTED:password],\n  \"token\": [REDACTED:password],\n  \"client_secret\": [REDACTED:password],\n  \"n\": 1\n}"
+        );
+    }
+
+    #[test]
+    fn a_key_body_without_its_begin_line_is_masked() {
+        let lines: Vec<String> = [
+            "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+            "AAAAAAAAAAEAAAAzAAAAC3NzaC1lZDI1NTE5",
+            "-----END OPENSSH PRIVATE KEY-----",
+            "$ ls",
+        ]
+        .map(String::from)
+        .to_vec();
+        let out = Redactor::new(true, &[]).unwrap().redact_lines(&lines);
+        assert_eq!(out, ["[REDACTED:private-key]", "", "", "$ ls"]);
+    }
+
+    #[test]
+    fn parts_are_redacted_together() {
+        let red = Redactor::new(true, &[]).unwrap();
+        // A wait that matched inside a secret: every field it touches is masked.
+        assert_eq!(
+            red.redact_parts(&["x password=hun", "ter22", " y"], false),
+            [
+                "x password=[REDACTED:password]",
+                "[REDACTED:password]",
+                " y"
+            ]
+        );
+        // A token printed in two writes, split between fields.
+        let token = "ghp_0123456789abcdefghijklmnopqrstuvwxyz";
+        let (a, b) = token.split_at(10);
+        assert_eq!(
+            red.redact_parts(&["token ", a, b, "\n$ "], false),
+            [
+                "token ",
+                "[REDACTED:github-token]",
+                "[REDACTED:github-token]",
+                "\n$ "
+            ]
+        );
+        // Context parts only help: dropping them leaves the middle masked.
+        let out = red.redact_parts(
+            &[
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIE",
+                "xyz\nabc",
+                "\n-----END RSA PRIVATE KEY-----",
+            ],
+            false,
+        );
+        assert_eq!(out[1], "[REDACTED:private-key]");
+        assert_eq!(
+            red.redact_parts(&["plain", "", "text"], false),
+            ["plain", "", "text"]
+        );
+    }
+
+    #[test]
+    fn a_secret_cut_off_at_an_open_end_is_masked() {
+        let red = Redactor::new(true, &[]).unwrap();
+        for (text, masked) in [
+            ("token ghp_01234", "token [REDACTED:github-token]"),
+            ("key AKIAIOSF", "key [REDACTED:aws-access-key]"),
+            (
+                "Authorization: Bearer abc",
+                "Authorization: Bearer [REDACTED:bearer]",
+            ),
+            ("\"password\": \"hunt", "\"password\": [REDACTED:password]"),
+            ("x=sk-ab", "x=[REDACTED:api-key]"),
+        ] {
+            assert_eq!(red.redact_open(text), masked, "{text}");
+        }
+        // Only at the end, and only when the end is open.
+        assert_eq!(red.redact("token ghp_01234"), "token ghp_01234");
+        assert_eq!(red.redact_open("ghp_01 then more"), "ghp_01 then more");
+        assert_eq!(
+            red.redact_parts(&["a ghp_01", "23"], true)[1],
+            "[REDACTED:github-token]"
+        );
+    }
+
+    #[test]
+    fn marked_lines_say_which_lines_a_mask_swallowed() {
+        let red = Redactor::new(true, &[]).unwrap();
+        let lines = [
+            "before",
+            "-----BEGIN EC PRIVATE KEY-----",
+            "MHcCAQEEI",
+            "-----END EC PRIVATE KEY-----",
+            "after password=x",
+        ];
+        let out = red.redact_lines_marked(&lines, false);
+        assert_eq!(
+            out,
+            [
+                ("before".to_owned(), false),
+                ("[REDACTED:private-key]".to_owned(), false),
+                (String::new(), true),
+                (String::new(), true),
+                ("after password=[REDACTED:password]".to_owned(), false),
+            ]
+        );
     }
 
     #[test]

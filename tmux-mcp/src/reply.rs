@@ -1,5 +1,10 @@
 //! Tool replies: structured content with a concise text form, and errors a
 //! model can act on.
+//!
+//! Large pane text is not sent twice: the tools that return it
+//! ([`crate::shape`]) put it in the text form ([`Summary::summary`]) and
+//! leave the structured field null unless the reply fits its size budget
+//! with it twice (docs/tools.md, "One size budget per reply").
 
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};

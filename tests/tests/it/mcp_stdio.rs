@@ -153,7 +153,10 @@ async fn rmcp_client_initializes_lists_tools_and_refuses_without_touching_tmux()
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(
             names.len(),
-            21,
+            tmux_control_mcp::toolsets::TOOLS
+                .iter()
+                .filter(|(_, set)| tmux_control_mcp::toolsets::Toolset::DEFAULT.contains(set))
+                .count(),
             "default toolsets inspect, manage, execute: {names:?}"
         );
         for name in [
@@ -269,7 +272,13 @@ async fn raw_json_rpc_initialize_over_stdio() {
         let response: Value = serde_json::from_str(&line).unwrap();
         assert_eq!(response["id"], 2, "{response}");
         let tools = response["result"]["tools"].as_array().expect("a tool list");
-        assert_eq!(tools.len(), 21, "{response}");
+        // The default toolsets: every tool of the classification table
+        // that is not in teardown.
+        let in_default = tmux_control_mcp::toolsets::TOOLS
+            .iter()
+            .filter(|(_, set)| tmux_control_mcp::toolsets::Toolset::DEFAULT.contains(set))
+            .count();
+        assert_eq!(tools.len(), in_default, "{response}");
         for tool in tools {
             assert!(tool["name"].is_string(), "{tool}");
             assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");

@@ -55,6 +55,47 @@ pub enum PaneChunk {
     },
 }
 
+/// Why part of a pane's output is not in its log: see [`Loss`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum LossReason {
+    /// The bounded log dropped the bytes to make room for newer output
+    /// ([`ConnectOptions::pane_log`](crate::ConnectOptions::pane_log)): they
+    /// reached the log and were later evicted. The range says how many.
+    Evicted,
+    /// tmux discarded the pane's output before it reached the log, because
+    /// the connection fell behind and flow control (`pause-after`,
+    /// [`ConnectOptions::pause_after`](crate::ConnectOptions::pause_after))
+    /// paused the pane. The discarded bytes never got offsets, so the range
+    /// is empty (`from == to`, where output resumed) and how many bytes were
+    /// lost is unknown: tmux does not say.
+    Paused,
+}
+
+/// A range of a pane's output that a reader of the log cannot have: from
+/// [`PaneOutput::losses`](crate::PaneOutput::losses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Loss {
+    /// First offset of the loss.
+    pub from: u64,
+    /// Offset after the loss (equal to `from` for [`LossReason::Paused`]).
+    pub to: u64,
+    /// Why the bytes are missing.
+    pub reason: LossReason,
+}
+
+impl Loss {
+    /// How many bytes were lost, when that is known (evicted bytes); `None`
+    /// for output tmux discarded.
+    pub fn bytes(&self) -> Option<u64> {
+        match self.reason {
+            LossReason::Evicted => Some(self.to - self.from),
+            LossReason::Paused => None,
+        }
+    }
+}
+
 /// What a cached screen is valid for: output offset, layout generation, mode.
 pub(super) type ScreenKey = (u64, u64, bool);
 
@@ -212,6 +253,32 @@ impl PaneLog {
         self.lock().ended.is_some()
     }
 
+    /// The losses that touch `from..to`: the evicted part of the range, then
+    /// every pause marker at an offset from `from` to `to` inclusive (a pause
+    /// at either end may have cost bytes of the range), in offset order.
+    pub(super) fn losses(&self, from: u64, to: u64) -> Vec<Loss> {
+        let g = self.lock();
+        let mut out = Vec::new();
+        if from < g.start && from < to {
+            out.push(Loss {
+                from,
+                to: g.start.min(to),
+                reason: LossReason::Evicted,
+            });
+        }
+        out.extend(
+            g.losses
+                .iter()
+                .filter(|&&at| from <= at && at <= to)
+                .map(|&at| Loss {
+                    from: at,
+                    to: at,
+                    reason: LossReason::Paused,
+                }),
+        );
+        out
+    }
+
     /// Reads at most `max` bytes from `from`, or reports what is missing.
     /// A loss marker at `from` is reported unless the reader has seen it.
     pub(super) fn read(&self, from: u64, max: usize, loss_seen: Option<u64>) -> ReadAt {
@@ -276,5 +343,84 @@ impl PaneSink for PaneLog {
 
     fn closed(&self, why: &Arc<Closed>) {
         self.end(PaneEnd::ConnectionClosed(why.clone()));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn log() -> Arc<PaneLog> {
+        PaneLog::new(PaneId(1), 1024, None)
+    }
+
+    #[test]
+    fn losses_name_evicted_ranges_and_pauses_in_order() {
+        let log = log();
+        log.append(&[b'a'; 600]);
+        log.mark_lost(); // tmux discarded output at 600
+        log.append(&[b'b'; 600]);
+        // 1200 bytes in a 1024-byte ring: 0..176 were evicted.
+        assert_eq!(log.lock().start, 176);
+        log.mark_lost(); // and again at 1200
+        log.mark_lost(); // the same offset is recorded once
+        log.append(&[b'c'; 100]);
+        assert_eq!(log.lock().start, 276);
+        let evicted = Loss {
+            from: 0,
+            to: 276,
+            reason: LossReason::Evicted,
+        };
+        let paused = |at| Loss {
+            from: at,
+            to: at,
+            reason: LossReason::Paused,
+        };
+        assert_eq!(
+            log.losses(0, 1300),
+            vec![evicted, paused(600), paused(1200)]
+        );
+        assert_eq!(evicted.bytes(), Some(276));
+        assert_eq!(paused(600).bytes(), None);
+        // Only what touches the range, both ends included for pauses.
+        assert_eq!(
+            log.losses(100, 600),
+            vec![
+                Loss {
+                    from: 100,
+                    ..evicted
+                },
+                paused(600)
+            ]
+        );
+        assert_eq!(log.losses(601, 1199), vec![]);
+        assert_eq!(log.losses(1200, 1300), vec![paused(1200)]);
+        assert_eq!(
+            log.losses(50, 60),
+            vec![Loss {
+                from: 50,
+                to: 60,
+                ..evicted
+            }]
+        );
+        assert_eq!(log.losses(60, 60), vec![]);
+    }
+
+    #[test]
+    fn the_oldest_pause_markers_are_forgotten_beyond_the_limit() {
+        let log = log();
+        for _ in 0..=MAX_LOSSES {
+            log.mark_lost();
+            log.append(b"x");
+        }
+        let all = log.losses(0, u64::MAX);
+        assert_eq!(
+            all.len(),
+            MAX_LOSSES + 1,
+            "the evicted range and the pauses kept"
+        );
+        assert_eq!(all[0].reason, LossReason::Evicted);
+        assert_eq!(all[1].from, 1, "the pause at 0 was forgotten");
     }
 }

@@ -44,7 +44,7 @@ use tokio_stream::wrappers::WatchStream;
 
 pub use expect::{Expect, Match, Pattern, WaitError};
 pub use input::Typed;
-pub use log::{PaneChunk, PaneEnd};
+pub use log::{Loss, LossReason, PaneChunk, PaneEnd};
 pub use marks::{Mark, MarkScanner, Marks, ShellMark};
 pub use resolve::Resolved;
 pub use screen::Screen;
@@ -163,6 +163,36 @@ impl PaneOutput {
         let from = from.clamp(g.start, g.end);
         let len = ((g.end - from) as usize).min(max);
         (from, g.copy_out(from, len))
+    }
+
+    /// What of the output range `from..to` the log cannot give back, and
+    /// why: the part evicted from the bounded log (a range, so how many
+    /// bytes is known), then each point where tmux discarded output because
+    /// flow control paused the pane (how much is unknown; tmux does not
+    /// say), in offset order. A pause exactly at `from` or `to` is included.
+    /// Streams report the same losses as they pass them
+    /// ([`PaneChunk::Missed`], [`PaneChunk::Lost`]); this answers for any
+    /// range afterwards, for a reply about it. The log remembers the last
+    /// 1024 pauses.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{IsolatedServer, Pattern, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let started = tmux.spawn(NewWindow::new().command("echo hello; exec sleep 60")).await?;
+    /// let out = &started.output;
+    /// out.expect_from(Pattern::literal("hello"), started.start)
+    ///     .wait(std::time::Duration::from_secs(10))
+    ///     .await?;
+    /// // Nothing evicted, nothing discarded.
+    /// assert!(out.losses(started.start, out.end_offset()).is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn losses(&self, from: u64, to: u64) -> Vec<Loss> {
+        self.log.losses(from, to)
     }
 
     /// A stream of everything from now on.

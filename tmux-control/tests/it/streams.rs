@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use crate::common::{bounded, gated, ok, open_gate};
 use tmux_control::{
-    ConnectOptions, Event, IsolatedServer, PaneChunk, PaneId, PaneOutput, Pattern, Tmux, WaitError,
+    ConnectOptions, Event, IsolatedServer, LossReason, PaneChunk, PaneId, PaneOutput, Pattern,
+    Tmux, WaitError,
 };
 
 /// Creates a window running `command` in `session`; returns its pane.
@@ -247,17 +248,24 @@ async fn a_paused_pane_resumes_and_reports_the_loss() {
         ok(&tmux, format!("send-keys -t {pane} -l 'echo after-pause'")).await;
         ok(&tmux, format!("send-keys -t {pane} Enter")).await;
         wait.wait(Duration::from_secs(20)).await.unwrap();
-        let mut saw_lost = false;
+        let from = stream.offset();
+        let mut lost_at = None;
         while let Some(chunk) = stream.next().await {
             match chunk {
-                PaneChunk::Lost { .. } => saw_lost = true,
+                PaneChunk::Lost { at } => lost_at = Some(at),
                 PaneChunk::Output { data, .. } if data.windows(11).any(|w| w == b"after-pause") => {
                     break;
                 }
                 _ => {}
             }
         }
-        assert!(saw_lost, "the loss was not reported");
+        let at = lost_at.expect("the loss was not reported");
+        // The log answers for the range afterwards, as the stream did.
+        let losses = out.losses(from, out.end_offset());
+        let found: Vec<(u64, u64, LossReason)> =
+            losses.iter().map(|l| (l.from, l.to, l.reason)).collect();
+        assert_eq!(found, vec![(at, at, LossReason::Paused)]);
+        assert_eq!(losses[0].bytes(), None, "tmux does not say how much");
     })
     .await;
 }

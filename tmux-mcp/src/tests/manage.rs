@@ -128,7 +128,7 @@ async fn manage_respawn_paste_options_and_environment() {
         }))
         .await);
     let r = run(&f, &split.pane, "echo \"$FROM_MCP\"").await;
-    assert_eq!(r.output, "yes it is\n");
+    assert_eq!(r.output_text, "yes it is\n");
     let opt = ok(f
         .mcp
         .set_option(Parameters(SetOptionArgs {

@@ -19,23 +19,23 @@ async fn create_run_and_read() {
     let r = run(&f, &pane, "echo hello; echo err >&2; false").await;
     assert_eq!(r.status, RunStatus::Completed, "{r:?}");
     assert_eq!(r.exit_status, Some(1));
-    assert_eq!(r.output, "hello\nerr\n");
+    assert_eq!(r.output_text, "hello\nerr\n");
     let r = run(&f, &pane, "(exit 42)").await;
     assert_eq!(
-        (r.status, r.exit_status, r.output.as_str()),
+        (r.status, r.exit_status, r.output_text.as_str()),
         (RunStatus::Completed, Some(42), "")
     );
     // State persists in the shell; quotes, trailing ; and comments are safe.
     run(&f, &pane, "cd /tmp; X='it'\\''s'").await;
     let r = run(&f, &pane, "pwd; echo \"$X\"; # a comment").await;
-    assert_eq!(r.output, "/tmp\nit's\n");
+    assert_eq!(r.output_text, "/tmp\nit's\n");
     let r = run(
         &f,
         &pane,
         "printf 'a\\tb\\n'; for i in 1 2; do\n  echo line$i\ndone",
     )
     .await;
-    assert_eq!(r.output, "a\tb\nline1\nline2\n", "{r:?}");
+    assert_eq!(r.output_text, "a\tb\nline1\nline2\n", "{r:?}");
     // Read the log from the run's output cursor.
     let read = ok(f
         .mcp
@@ -198,7 +198,7 @@ async fn long_runs_resume_and_waits_time_out_with_a_cursor() {
         )
         .await);
     assert_eq!(done.status, RunStatus::Completed, "{done:?}");
-    assert_eq!(done.output, "start\nend\n");
+    assert_eq!(done.output_text, "start\nend\n");
     // A timed-out wait returns a cursor from which a later wait still finds
     // output that arrives in between.
     let w = ok(f
@@ -272,18 +272,23 @@ async fn large_output_is_bounded_with_directions_to_the_rest() {
         )
         .await);
     assert_eq!(r.exit_status, Some(0));
-    assert!(r.output.starts_with("1\n2\n3\n"), "{}", &r.output[..50]);
-    assert!(
-        r.output.ends_with("19999\n20000\n"),
-        "{}",
-        &r.output[r.output.len() - 50..]
-    );
-    assert!(r.output.len() < 2200, "{}", r.output.len());
+    // Too large to show whole: the text carries its head and tail, the
+    // structured field none of it.
+    assert_eq!(r.output, None);
+    let text = &r.output_text;
+    let head = text
+        .split_once(":\n")
+        .and_then(|(_, rest)| rest.split_once("--- [lines"))
+        .map(|(head, _)| head)
+        .unwrap_or_else(|| panic!("no head in {text}"));
+    assert!(head.starts_with("1\n2\n"), "{text}");
+    assert!(text.contains("19999\n20000\n--- To read"), "{text}");
+    assert!(text.len() < 2000, "{}", text.len());
     let omitted = r.omitted.expect("a middle part left out");
-    assert!(
-        r.output
-            .contains(&format!("read_output cursor={}", omitted.from_cursor))
-    );
+    assert!(text.contains(&format!(
+        "read_output target={pane} cursor={}",
+        omitted.from_cursor
+    )));
     let next = ok(f
         .mcp
         .read_output(Parameters(ReadOutputArgs {
@@ -295,14 +300,7 @@ async fn large_output_is_bounded_with_directions_to_the_rest() {
         }))
         .await);
     assert!(next.more);
-    let first_missing: u32 = r
-        .output
-        .lines()
-        .take_while(|l| !l.starts_with('['))
-        .last()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let first_missing: u32 = head.lines().last().unwrap().parse().unwrap();
     assert!(
         next.text.starts_with(&format!("{}\n", first_missing + 1)),
         "{}",
@@ -335,7 +333,7 @@ async fn secrets_are_masked_in_what_the_model_reads() {
     )
     .await;
     assert_eq!(
-        r.output,
+        r.output_text,
         "key=[REDACTED:aws-access-key]\npassword: [REDACTED:password]\n"
     );
     let cap = ok(f

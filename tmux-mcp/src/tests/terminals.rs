@@ -51,7 +51,7 @@ async fn copy_mode_is_refused_unless_forced_and_keys_are_named() {
         .await);
     assert!(keys.in_mode);
     let r = run(&f, &pane, "echo back").await;
-    assert_eq!(r.output, "back\n");
+    assert_eq!(r.output_text, "back\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

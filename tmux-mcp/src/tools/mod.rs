@@ -22,7 +22,8 @@ use crate::backend::Conn;
 use crate::guard::Relation;
 use crate::reply::ToolError;
 use crate::server::TmuxMcp;
-use crate::text::{cook, cut_head, cut_tail};
+use crate::shape::{Highlight, LossReport, loss_reports, shape};
+use crate::text::{cook_lines, keep_last_lines, trim_trailing_blank};
 
 /// What the self-kill guard is asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,13 +93,36 @@ pub struct Omitted {
     pub to_cursor: u64,
 }
 
-/// Pane output between two offsets, cooked, redacted and bounded.
+/// The smallest reply budget a call may ask for: room for the reply's
+/// fields and a little output.
+pub(crate) const MIN_REPLY_BYTES: usize = 2048;
+
+/// Pane output between two offsets, cooked, redacted (all of it at once)
+/// and shaped for a reply ([`crate::shape`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Excerpt {
+    /// The text for the text content: the whole output or its shaped form.
     pub(crate) text: String,
+    /// Raw bytes of output the log held for the range.
     pub(crate) raw_bytes: u64,
+    /// The part left out of `text`, to read with read_output.
     pub(crate) omitted: Option<Omitted>,
+    /// Bytes at the start of the range the log no longer holds.
     pub(crate) missed_bytes: u64,
+    /// Small enough to go in the structured content as well as the text.
+    pub(crate) small: bool,
+    /// Failure-like lines (when not small).
+    pub(crate) highlights: Vec<Highlight>,
+    /// What the range is missing and why.
+    pub(crate) losses: Vec<LossReport>,
+}
+
+impl Excerpt {
+    /// The text for the structured content: the output when it is small,
+    /// else `None` (the text content carries it; see [`crate::shape`]).
+    pub(crate) fn structured(&self) -> Option<String> {
+        self.small.then(|| self.text.clone())
+    }
 }
 
 impl TmuxMcp {
@@ -127,15 +151,35 @@ impl TmuxMcp {
         }
     }
 
-    /// A reply's text budget in bytes.
+    /// The size budget of a whole reply (run, read_output, the waits): the
+    /// call's `max_bytes`, at least [`MIN_REPLY_BYTES`] and at most
+    /// `--max-output-bytes`, or `--max-reply-bytes`.
     pub(crate) fn budget(&self, max: Option<usize>) -> usize {
+        let c = &self.inner.config;
+        let limit = c.max_output_bytes.max(c.max_reply_bytes);
+        max.map_or(c.max_reply_bytes, |m| m.clamp(MIN_REPLY_BYTES, limit))
+    }
+
+    /// The budget of pane text in a capture_screen or search_output reply.
+    pub(crate) fn screen_budget(&self, max: Option<usize>) -> usize {
         let limit = self.inner.config.max_output_bytes;
         max.map_or(limit, |m| m.clamp(256, limit))
+    }
+
+    /// What the output range `from..to` of a followed pane is missing, and why.
+    pub(crate) fn losses(&self, po: &PaneOutput, from: u64, to: u64) -> Vec<LossReport> {
+        loss_reports(&po.losses(from, to))
     }
 
     /// Masks secrets in pane text.
     pub(crate) fn redact(&self, text: &str) -> String {
         self.inner.redactor.redact(text).into_owned()
+    }
+
+    /// Masks secrets in the pieces of one reply taken together (see
+    /// [`crate::redact::Redactor::redact_parts`]).
+    pub(crate) fn redact_parts(&self, parts: &[&str], open_end: bool) -> Vec<String> {
+        self.inner.redactor.redact_parts(parts, open_end)
     }
 
     /// Masks secrets in screen lines taken together (a secret may span
@@ -212,39 +256,71 @@ impl TmuxMcp {
     }
 
     /// Cooked, redacted output between two offsets of a followed pane,
-    /// keeping its head and tail when it is over `budget`.
+    /// shaped to fit a reply of `budget` bytes ([`crate::shape`]): whole
+    /// when it fits, else failure-like lines, head and tail, and the
+    /// cursors of the rest. The whole range is redacted at once; when it
+    /// reaches the end of the output so far, a secret cut off there is
+    /// masked too.
     pub(crate) fn excerpt(&self, po: &PaneOutput, start: u64, end: u64, budget: usize) -> Excerpt {
-        let want = usize::try_from(end.saturating_sub(start)).unwrap_or(usize::MAX);
-        let (at, raw) = po.read_from(start, want);
-        let missed_bytes = at.saturating_sub(start);
-        let raw_bytes = raw.len() as u64;
-        if raw.len() <= budget {
-            return Excerpt {
-                text: self.redact(&cook(&raw)),
-                raw_bytes,
-                omitted: None,
-                missed_bytes,
-            };
-        }
-        let head_end = cut_head(&raw, budget / 4);
-        let tail_start = cut_tail(&raw, budget - head_end).max(head_end);
-        let omitted = Omitted {
-            from_cursor: at + head_end as u64,
-            to_cursor: at + tail_start as u64,
-        };
-        let text = format!(
-            "{}\n[... {} bytes omitted here; read them with read_output cursor={} ...]\n{}",
-            cook(&raw[..head_end]).trim_end_matches('\n'),
-            tail_start - head_end,
-            omitted.from_cursor,
-            cook(&raw[tail_start..])
+        let want =
+            usize::try_from(end.saturating_sub(start.max(po.start_offset()))).unwrap_or(usize::MAX);
+        let (at, mut raw) = po.read_from(start, want);
+        // Never past `end`, even if eviction moved the start meanwhile.
+        raw.truncate(usize::try_from(end.saturating_sub(at)).unwrap_or(usize::MAX));
+        let open_end = at + raw.len() as u64 >= po.end_offset();
+        let shaped = shape(
+            &self.inner.redactor,
+            &raw,
+            at,
+            budget,
+            open_end,
+            &po.pane().to_string(),
         );
         Excerpt {
-            text: self.redact(&text),
-            raw_bytes,
-            omitted: Some(omitted),
-            missed_bytes,
+            text: shaped.text,
+            raw_bytes: raw.len() as u64,
+            omitted: shaped.omitted.map(|(from_cursor, to_cursor)| Omitted {
+                from_cursor,
+                to_cursor,
+            }),
+            missed_bytes: at.saturating_sub(start),
+            small: shaped.small,
+            highlights: shaped.highlights,
+            losses: self.losses(po, start, end),
         }
+    }
+
+    /// The last lines of output between `from` and `end` (at most `lines`
+    /// lines and `max` bytes as JSON), for a wait's reply: cooked, with up
+    /// to 8 KiB before them redacted together with them (a secret that
+    /// started earlier is still masked) and a secret cut off at the end of
+    /// the output so far masked too.
+    pub(crate) fn tail_text(
+        &self,
+        po: &PaneOutput,
+        from: u64,
+        end: u64,
+        lines: usize,
+        max: usize,
+    ) -> String {
+        let look = end.saturating_sub(8192).max(from);
+        let want = usize::try_from(end.saturating_sub(look)).unwrap_or(usize::MAX);
+        let (at, mut raw) = po.read_from(look, want);
+        raw.truncate(usize::try_from(end.saturating_sub(at)).unwrap_or(usize::MAX));
+        let open_end = at + raw.len() as u64 >= po.end_offset();
+        let cooked = cook_lines(&raw);
+        let texts: Vec<&str> = cooked.iter().map(|l| l.text.as_str()).collect();
+        let mut shown: Vec<String> = self
+            .inner
+            .redactor
+            .redact_lines_marked(&texts, open_end)
+            .into_iter()
+            .filter(|(_, swallowed)| !swallowed)
+            .map(|(text, _)| text)
+            .collect();
+        trim_trailing_blank(&mut shown);
+        let keep = shown.len().saturating_sub(lines);
+        keep_last_lines(&shown[keep..], max).1
     }
 }
 

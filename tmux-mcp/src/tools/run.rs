@@ -23,6 +23,7 @@ use crate::backend::Conn;
 use crate::markers::wrapper_line;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
+use crate::shape::{Highlight, LossReport, describe_losses};
 use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, refuse_nul, type_text};
 
 /// The longest `run` waits for a just-started pane's program to show as
@@ -82,11 +83,11 @@ use crate::wait::{CallCtx, PROGRESS_EVERY, Waited};
 
 // ---------------------------------------------------------------- run
 
-const RUN: &str = "Run one shell command in a terminal whose shell is waiting at its prompt, wait for it to finish, and return its output and exact exit status. \
-In a terminal made by create_terminal with bash, zsh or fish (shell integration, mode=integrated) the command is typed exactly as given, as a human would, and the shell itself marks where its output starts and ends, with $? and the status of each command of a pipeline (pipestatus). In other shells (sh, dash, ksh; mode=wrapped) it is typed between two invisible markers. Either way the result holds exactly the command's own output: no prompt, no echo. It runs in that shell, so cd and variables persist; multi-line commands work. \
-Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured), with progress notifications. If the command is still running then, the reply has status=running, the output so far and a run_id: call run again with run_id (no command) to keep waiting. To interrupt it, send_keys [\"C-c\"]: in an integrated shell the run then ends as completed with exit status 130 and the pane is free for the next run. A command that waits for input (a prompt, read, a password) returns at once with status=waiting_for_input, its prompt line and whether echo is off (a secret is asked for): answer with send_text, then resume with run_id. \
-Returns status (completed, running, waiting_for_input, shell_starting if the shell has not drawn its first prompt yet, pane_exited if the shell itself exited, pane_gone), exit_status, pipestatus, mode, output (plain text, secrets masked; long output keeps its start and end and says how to read the middle with read_output), and cursors. \
-Refuses a pane in copy mode, a pane running a full-screen program or something other than a shell (force=true skips the last two checks), and a pane with a command still running.";
+const RUN: &str = "Run one shell command in a terminal whose shell waits at its prompt, wait for it to finish, and return its output and exact exit status. \
+In a terminal made by create_terminal with bash, zsh or fish (shell integration, mode=integrated) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
+Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
+Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
+Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running.";
 
 /// Arguments of `run`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -101,7 +102,7 @@ pub struct RunArgs {
     /// Wait at most this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
     #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
-    /// Most bytes of output text to return (default and maximum: the server's limit; less than 256 counts as 256).
+    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
     pub max_bytes: Option<usize>,
     /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
     #[serde(default)]
@@ -153,8 +154,17 @@ pub struct RunResult {
     pub mode: RunMode,
     /// With shell integration: the shell's working directory after the command.
     pub cwd: Option<String>,
-    /// The command's output as plain text (secrets masked); when running, the output so far.
-    pub output: String,
+    /// The command's output as plain text (secrets masked; when running, the output so far) when it is small enough to be sent in both forms of the reply; null when it is larger: the text content then carries it (whole, or its failure-like lines, head and tail and how to read the rest), highlights lists its failure-like lines and omitted what was left out.
+    pub output: Option<String>,
+    /// Lines of a large output that look like failures or test summaries, with their cursors (only when output is null).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub highlights: Vec<Highlight>,
+    /// Output missing from the command's output, and why (evicted from the log, or discarded by tmux); only when some is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<LossReport>,
+    /// The output as the text content shows it.
+    #[serde(skip)]
+    pub output_text: String,
     /// Bytes of raw output the command produced (so far).
     pub output_bytes: u64,
     /// A middle part of the output left out of `output` because of the size limit.
@@ -226,26 +236,16 @@ impl Summary for RunResult {
                 format!("Pane {} was closed while running the command.", self.pane)
             }
         };
-        if let Some(o) = &self.omitted {
-            let _ = write!(
-                s,
-                " Output is {} bytes; the middle ({}..{}) is left out: read it with read_output cursor={}.",
-                self.output_bytes, o.from_cursor, o.to_cursor, o.from_cursor
-            );
-        }
-        if self.missed_bytes > 0 {
-            let _ = write!(
-                s,
-                " The first {} bytes of output are no longer held.",
-                self.missed_bytes
-            );
+        if let Some(lost) = describe_losses(&self.losses) {
+            s.push(' ');
+            s.push_str(&lost);
         }
         let _ = write!(s, " cursor={}", self.cursor);
-        if self.output.is_empty() {
+        if self.output_text.is_empty() {
             s.push_str("\n(no output)");
         } else {
             s.push_str("\nOutput:\n");
-            s.push_str(&self.output);
+            s.push_str(&self.output_text);
         }
         s
     }
@@ -477,7 +477,10 @@ impl TmuxMcp {
                             pipestatus: None,
                             mode: RunMode::Integrated,
                             cwd: None,
-                            output: String::new(),
+                            output: None,
+                            highlights: Vec::new(),
+                            losses: Vec::new(),
+                            output_text: String::new(),
                             output_bytes: 0,
                             omitted: None,
                             missed_bytes: 0,
@@ -631,7 +634,6 @@ impl TmuxMcp {
                     pipestatus: f.pipestatus,
                 })
         });
-        let mut missed = 0u64;
         let mut started_at: Option<u64> = None;
         enum End {
             Finished(Ended),
@@ -675,10 +677,9 @@ impl TmuxMcp {
                                     }
                                 }
                             }
-                            Some(PaneChunk::Missed { from, to }) => {
-                                missed += to - from;
-                                tracker.skip_to(to);
-                            }
+                            // What was lost is reported from the log's
+                            // losses (the excerpt), not counted here.
+                            Some(PaneChunk::Missed { to, .. }) => tracker.skip_to(to),
                             Some(_) => {}
                             None => return End::Gone,
                         }
@@ -725,7 +726,10 @@ impl TmuxMcp {
                 RunMode::Wrapped
             },
             cwd: None,
-            output: String::new(),
+            output: None,
+            highlights: Vec::new(),
+            losses: Vec::new(),
+            output_text: String::new(),
             output_bytes: 0,
             omitted: None,
             missed_bytes: 0,
@@ -779,14 +783,17 @@ impl TmuxMcp {
         if let Some(start) = result.output_cursor {
             let stop = out_end.unwrap_or_else(|| po.end_offset());
             let e = self.excerpt(po, start, stop, budget);
-            result.output = e.text;
+            result.output = e.structured();
+            result.output_text = e.text;
             result.output_bytes = e.raw_bytes;
             result.omitted = e.omitted;
-            result.missed_bytes = e.missed_bytes + missed;
+            result.missed_bytes = e.missed_bytes;
+            result.highlights = e.highlights;
+            result.losses = e.losses;
         }
         if result.status == RunStatus::WaitingForInput {
             result.prompt = result
-                .output
+                .output_text
                 .lines()
                 .rev()
                 .find(|l| !l.trim().is_empty())

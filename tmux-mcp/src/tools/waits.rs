@@ -9,11 +9,12 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::{Pattern, WaitError};
+use tmux_control::{Match, PaneOutput, Pattern, PlainText, WaitError};
 
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::text::trim_trailing_blank;
+use crate::shape::{LossReport, describe_losses};
+use crate::text::{json_len, json_prefix, trim_trailing_blank};
 use crate::tools::inspect::{cancelled, last_lines, ms, pattern_source};
 use crate::tools::{WaitStatus, seconds_arg};
 use crate::wait::{CallCtx, Waited};
@@ -21,7 +22,7 @@ use crate::wait::{CallCtx, Waited};
 const WAIT_FOR_OUTPUT: &str = "Wait until a pane prints text matching a pattern (a regular expression, Rust syntax, ^ and $ match at line ends; or a plain string with literal=true). Push-based: it returns within milliseconds of the output arriving, with no polling. \
 It looks at output after cursor; without cursor it starts just before the last input tmux-mcp sent to the pane (so a reply that arrived before this call is not missed) or after the last completed run, or at the current end if tmux-mcp never typed there. Matching is on plain text (escape codes removed). \
 Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured); sends progress notifications while waiting and can be cancelled. \
-Returns status matched (with the matched text and some text before and after it), timeout (with the tail of what was seen), exited (the pane's program ended) or gone, and always a cursor: pass it to the next wait or read_output to continue exactly after this point. \
+Returns status matched (with the matched text and some text before and after it, redacted together), timeout (with the tail of what was seen), exited (the pane's program ended) or gone, and always a cursor: pass it to the next wait or read_output to continue exactly after this point. \
 Fails if the pattern is invalid or the target does not exist.";
 
 /// Arguments of `wait_for_output`.
@@ -54,13 +55,13 @@ pub struct WaitForOutputResult {
     pub status: WaitStatus,
     /// The pattern matched.
     pub matched: bool,
-    /// The matched text (secrets masked).
+    /// The matched text (secrets masked, redacted together with the text around it; at most about 1000 bytes).
     pub text: Option<String>,
     /// Up to about 500 bytes of text before the match.
     pub before: String,
-    /// Text after the match that arrived with it.
+    /// Text after the match that arrived with it (at most about 1000 bytes).
     pub after: String,
-    /// On timeout: the last text seen.
+    /// On timeout or exit: the last lines seen (at most 10 lines, about 1500 bytes).
     pub tail: String,
     /// The cursor the search started at.
     pub searched_from: u64,
@@ -70,10 +71,24 @@ pub struct WaitForOutputResult {
     pub exit_status: Option<i32>,
     /// How long the wait took, in milliseconds.
     pub waited_ms: u64,
+    /// Output missing between searched_from and cursor, and why (evicted from the log, or discarded by tmux): only when some is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<LossReport>,
 }
 
 impl Summary for WaitForOutputResult {
     fn summary(&self) -> String {
+        let mut s = self.status_text();
+        if let Some(lost) = describe_losses(&self.losses) {
+            s.push('\n');
+            s.push_str(&lost);
+        }
+        s
+    }
+}
+
+impl WaitForOutputResult {
+    fn status_text(&self) -> String {
         match self.status {
             WaitStatus::Matched => format!(
                 "Matched in pane {} after {} ms: {:?}. cursor={} (resume here).\nBefore: {}\nAfter: {}",
@@ -134,7 +149,7 @@ pub struct WaitForIdleResult {
     pub status: WaitStatus,
     /// The pane was quiet for the asked time.
     pub idle: bool,
-    /// The last non-blank lines of the screen (secrets masked).
+    /// The last non-blank lines of the screen (at most 10 and about 2400 bytes; the whole screen is redacted at once, so a key block is masked whole).
     pub screen_tail: Vec<String>,
     /// Output cursor now.
     pub cursor: u64,
@@ -272,19 +287,20 @@ impl TmuxMcp {
             cursor: po.end_offset(),
             exit_status: None,
             waited_ms,
+            losses: Vec::new(),
         };
         match outcome {
             Ok(Ok(m)) => {
                 result.status = WaitStatus::Matched;
                 result.matched = true;
-                result.text = Some(self.redact(&m.text));
-                result.before = self.redact(&m.before);
-                result.after = self.redact(&m.after);
+                let [before, text, after] = self.match_fields(&po, from, &m);
+                result.text = Some(text);
+                result.before = before;
+                result.after = after;
                 result.cursor = m.resume_offset;
             }
-            Ok(Err(WaitError::Timeout { tail, .. }))
-            | Err(Err(WaitError::Timeout { tail, .. })) => {
-                result.tail = self.redact(&last_lines(&tail, 10));
+            Ok(Err(WaitError::Timeout { .. })) | Err(Err(WaitError::Timeout { .. })) => {
+                result.tail = self.tail_text(&po, from, po.end_offset(), 10, TAIL_BYTES);
                 result.cursor = resume_line_start(&po, from);
             }
             Ok(Err(WaitError::Ended(_))) | Err(Err(WaitError::Ended(_))) => {
@@ -297,16 +313,11 @@ impl TmuxMcp {
                     WaitStatus::Exited
                 };
                 result.exit_status = exit.status;
-                let e = self.excerpt(
-                    &po,
-                    po.end_offset().saturating_sub(2000).max(from),
-                    po.end_offset(),
-                    2000,
-                );
-                result.tail = last_lines(&e.text, 10);
+                result.tail = self.tail_text(&po, from, po.end_offset(), 10, TAIL_BYTES);
             }
             Ok(Err(_)) | Err(Err(_)) => {}
         }
+        result.losses = self.losses(&po, from, result.cursor);
         Ok(Json(result))
     }
 
@@ -340,10 +351,11 @@ impl TmuxMcp {
         if status != WaitStatus::Gone
             && let Ok(screen) = po.screen().await
         {
-            let mut lines = screen.lines;
+            // The whole screen at once: a block that started above the
+            // tail (a private key) is still masked whole.
+            let mut lines = self.redact_lines(&screen.lines);
             trim_trailing_blank(&mut lines);
-            let from = lines.len().saturating_sub(10);
-            screen_tail = lines[from..].iter().map(|l| self.redact(l)).collect();
+            screen_tail = last_screen_lines(&lines, 10, SCREEN_TAIL_BYTES);
         }
         Ok(Json(WaitForIdleResult {
             pane: r.pane.to_string(),
@@ -387,7 +399,7 @@ impl TmuxMcp {
 
 /// The start of the last (unfinished) line seen since `from`, so that a
 /// resumed wait still sees a match that straddles the time limit.
-fn resume_line_start(po: &tmux_control::PaneOutput, from: u64) -> u64 {
+fn resume_line_start(po: &PaneOutput, from: u64) -> u64 {
     let end = po.end_offset();
     let look = end.saturating_sub(4096).max(from);
     let (at, raw) = po.read_from(look, usize::try_from(end - look).unwrap_or(4096));
@@ -395,4 +407,178 @@ fn resume_line_start(po: &tmux_control::PaneOutput, from: u64) -> u64 {
         Some(p) => at + p as u64 + 1,
         None => look,
     }
+}
+
+/// The most bytes (as JSON) of a wait's tail of output.
+const TAIL_BYTES: usize = 1500;
+
+/// The most bytes (as JSON) of `wait_for_idle`'s screen tail.
+const SCREEN_TAIL_BYTES: usize = 2400;
+
+/// The most bytes (as JSON) of the text before a match.
+const BEFORE_BYTES: usize = 512;
+
+/// The most bytes (as JSON) of a match, and of the text after it.
+const MATCH_BYTES: usize = 1024;
+
+/// Text before the match redacted with it but not shown (a secret that
+/// began earlier, a key block's BEGIN line).
+const CONTEXT_BYTES: usize = 4096;
+
+/// Output after the match, read from the log when the reply is made,
+/// redacted with it but not shown (the rest of a secret printed in two
+/// writes).
+const LOOKAHEAD_BYTES: usize = 2048;
+
+/// The last `n` lines of `lines`, at most `max` bytes as JSON in all; a
+/// line too long for the rest is cut (ending with `…`).
+fn last_screen_lines(lines: &[String], n: usize, max: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut used = 0;
+    for line in lines.iter().rev().take(n) {
+        let left = max.saturating_sub(used);
+        if left < 16 {
+            break;
+        }
+        let cost = json_len(line);
+        if cost <= left {
+            out.push(line.clone());
+            used += cost;
+        } else {
+            out.push(format!("{}…", json_prefix(line, left - 4)));
+            break;
+        }
+    }
+    out.reverse();
+    out
+}
+
+/// The first UTF-8 character boundary at or after `i`.
+fn char_start(bytes: &[u8], mut i: usize) -> usize {
+    while i < bytes.len() && bytes[i] & 0xc0 == 0x80 {
+        i += 1;
+    }
+    i.min(bytes.len())
+}
+
+impl TmuxMcp {
+    /// A match's `before`, `text` and `after`, redacted as one text
+    /// together with what surrounds them: the plain text the wait searched
+    /// is rebuilt from the log (the same filter as the wait's), so the text
+    /// well before the match (also before the wait's cursor) and the output
+    /// that arrived after it are redacted with it, then each field is cut
+    /// out. When the log no longer
+    /// holds what the wait searched, the wait's own fields are redacted
+    /// together instead.
+    fn match_fields(&self, po: &PaneOutput, from: u64, m: &Match) -> [String; 3] {
+        let Some(Rebuilt {
+            plain,
+            searched,
+            ts,
+            te,
+            open_end,
+        }) = rebuild(po, from, m)
+        else {
+            let parts = [m.before.as_str(), m.text.as_str(), m.after.as_str()];
+            let open_end = m.resume_offset >= po.end_offset();
+            let [before, text, after]: [String; 3] = self
+                .redact_parts(&parts, open_end)
+                .try_into()
+                .unwrap_or_default();
+            return [
+                before,
+                bound(&text, MATCH_BYTES),
+                bound(&after, MATCH_BYTES),
+            ];
+        };
+        let cut = |i: usize| char_start(&plain, i);
+        // Shown: at most BEFORE_BYTES before the match, and only what the
+        // wait searched (like the wait's own `before`).
+        let shown = cut(ts.saturating_sub(BEFORE_BYTES)).max(searched);
+        let after_end = cut(te + MATCH_BYTES).min(plain.len()).max(te);
+        let piece = |a: usize, b: usize| String::from_utf8_lossy(&plain[a..b]).into_owned();
+        let parts = [
+            piece(0, shown),
+            piece(shown, ts),
+            piece(ts, te),
+            piece(te, after_end),
+            piece(after_end, plain.len()),
+        ];
+        let refs: Vec<&str> = parts.iter().map(String::as_str).collect();
+        let mut red = self.redact_parts(&refs, open_end).into_iter().skip(1);
+        let before = red.next().unwrap_or_default();
+        let text = red.next().unwrap_or_default();
+        let after = red.next().unwrap_or_default();
+        [before, bound(&text, MATCH_BYTES), after]
+    }
+}
+
+/// `text` cut to at most `max` JSON bytes, ending with `…` when cut.
+fn bound(text: &str, max: usize) -> String {
+    let cut = json_prefix(text, max);
+    if cut.len() == text.len() {
+        text.to_owned()
+    } else {
+        format!("{cut}…")
+    }
+}
+
+/// The plain text a wait from `from` searched up to its match `m`, plus
+/// what arrived since (at most [`LOOKAHEAD_BYTES`] raw bytes) and, before
+/// it, up to [`CONTEXT_BYTES`] of the output before `from` (from a line
+/// start): with the match's range in it, where the searched part starts,
+/// and whether its end is the end of the output so far. `None` when the
+/// log no longer holds what the wait searched, or it does not agree with
+/// the match.
+fn rebuild(po: &PaneOutput, from: u64, m: &Match) -> Option<Rebuilt> {
+    if from < po.start_offset() || m.resume_offset < from {
+        return None;
+    }
+    let len = usize::try_from(m.resume_offset - from).ok()?;
+    let (at, raw) = po.read_from(from, len);
+    if at != from || raw.len() != len {
+        return None;
+    }
+    // The wait's own filter started at `from`: so does this one, and the
+    // text before `from` goes through a filter of its own.
+    let look = from.saturating_sub(CONTEXT_BYTES as u64);
+    let (b_at, before) = po.read_from(look, usize::try_from(from - look).ok()?);
+    let mut plain = Vec::with_capacity(raw.len() + before.len());
+    if b_at + before.len() as u64 == from {
+        let line = before.iter().position(|&b| b == b'\n').map_or(0, |p| p + 1);
+        PlainText::new().feed(&before[line..], &mut plain);
+    }
+    let searched = plain.len();
+    let mut filter = PlainText::new();
+    filter.feed(&raw, &mut plain);
+    let ts = searched.checked_add(usize::try_from(m.text_offset).ok()?)?;
+    let te = ts.checked_add(m.text.len())?;
+    if plain.get(ts..te) != Some(m.text.as_bytes()) {
+        return None;
+    }
+    let (ahead_at, ahead) = po.read_from(m.resume_offset, LOOKAHEAD_BYTES);
+    if ahead_at == m.resume_offset {
+        filter.feed(&ahead, &mut plain);
+    }
+    let open_end = ahead_at + ahead.len() as u64 >= po.end_offset();
+    Some(Rebuilt {
+        plain,
+        searched,
+        ts,
+        te,
+        open_end,
+    })
+}
+
+/// What [`rebuild`] returns.
+struct Rebuilt {
+    /// Context before the wait's start, what it searched, what came after.
+    plain: Vec<u8>,
+    /// Where the searched text starts in `plain`.
+    searched: usize,
+    /// The match's range in `plain`.
+    ts: usize,
+    te: usize,
+    /// `plain` ends at the end of the output so far.
+    open_end: bool,
 }

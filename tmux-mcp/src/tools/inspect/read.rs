@@ -8,11 +8,13 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tmux_control::PaneOutput;
 use tmux_control::command::CapturePane;
 
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
-use crate::text::{cook, keep_last_lines, trim_trailing_blank};
+use crate::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
+use crate::text::{cook, json_len, json_prefix, keep_last_lines, trim_trailing_blank};
 use crate::tools::inspect::pattern_source;
 
 // ---------------------------------------------------------------- capture_screen
@@ -143,7 +145,7 @@ impl LineRange {
 const READ_OUTPUT: &str = "Read a pane's output history as plain text (escape codes removed, carriage-return overwrites applied). \
 Two ways: (1) with cursor: everything the pane wrote since that cursor (cursors come from other replies: create_terminal, send_text, run, wait_for_output…), exactly once and in order; page through long output by calling again with next_cursor while more is true. This reads tmux-mcp's own log of the pane's output, which starts when tmux-mcp first touched the pane. \
 (2) without cursor: the last last_lines lines (default 100) of the pane's rendered scrollback, including history from before tmux-mcp followed the pane. \
-raw=true returns escape codes too. Returns text, next_cursor (where to continue), more (whether more is already available), and missed_bytes if the log no longer holds the start of what you asked for. Secrets are masked. \
+raw=true returns escape codes too. Returns text (a page small enough to fit the reply twice, about 3 KB by default; max_bytes sets the reply budget), next_cursor (where to continue), more (whether more is already available), missed_bytes if the log no longer holds the start of what you asked for, and losses saying what output is missing and why (evicted from the log, or discarded by tmux). Secrets are masked. \
 Fails if the target does not exist.";
 
 /// Arguments of `read_output`.
@@ -159,7 +161,7 @@ pub struct ReadOutputArgs {
     /// Keep escape sequences (default false).
     #[serde(default)]
     pub raw: bool,
-    /// Most bytes of text to return (default and maximum: the server's limit; less than 256 counts as 256).
+    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
     pub max_bytes: Option<usize>,
 }
 
@@ -192,6 +194,9 @@ pub struct ReadOutputResult {
     pub missed_bytes: u64,
     /// Scrollback only: lines left out at the start because of the size limit.
     pub omitted_lines: u32,
+    /// Log only: output missing between the asked cursor and next_cursor, and why (evicted from the log, or discarded by tmux); only when some is.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub losses: Vec<LossReport>,
 }
 
 impl Summary for ReadOutputResult {
@@ -213,13 +218,6 @@ impl Summary for ReadOutputResult {
                 self.pane, self.next_cursor
             ),
         };
-        if self.missed_bytes > 0 {
-            let _ = write!(
-                s,
-                "; {} earlier bytes are no longer held",
-                self.missed_bytes
-            );
-        }
         if self.omitted_lines > 0 {
             let _ = write!(
                 s,
@@ -227,9 +225,102 @@ impl Summary for ReadOutputResult {
                 self.omitted_lines
             );
         }
+        if let Some(lost) = describe_losses(&self.losses) {
+            s.push_str(". ");
+            s.push_str(&lost);
+        }
         s.push_str(":\n");
         s.push_str(&self.text);
         s
+    }
+}
+
+/// A page of `read_output`: where it starts, how many raw bytes it covers
+/// and its text.
+struct Page {
+    at: u64,
+    len: u64,
+    text: String,
+}
+
+/// The most bytes (as JSON) of a `read_output` page in a reply of
+/// `budget` bytes: small enough to be sent in the text and the structured
+/// content both (docs/tools.md, "Replies").
+fn page_bytes(budget: usize) -> usize {
+    (budget.saturating_sub(REPLY_OVERHEAD) / 2).max(256)
+}
+
+/// Raw bytes around a page that are redacted with it but not shown, so a
+/// secret the page boundary cuts is still masked.
+const PAGE_CONTEXT: usize = 4096;
+
+impl TmuxMcp {
+    /// The page of output from `from` that fits a reply of `budget` bytes,
+    /// ending at a line end when it can, redacted together with the bytes
+    /// around it.
+    fn output_page(&self, po: &PaneOutput, from: u64, budget: usize, raw_mode: bool) -> Page {
+        let max = page_bytes(budget);
+        let (at, raw) = po.read_from(from, max);
+        let end = po.end_offset();
+        let render = |bytes: &[u8]| {
+            if raw_mode {
+                String::from_utf8_lossy(bytes).into_owned()
+            } else {
+                cook(bytes)
+            }
+        };
+        // Shrink until the text fits: escapes can make text longer than its
+        // raw bytes (each try takes at most a fixed share less).
+        let mut take = raw.len();
+        let mut text;
+        loop {
+            if at + take as u64 != end {
+                if let Some(p) = raw[..take].iter().rposition(|&b| b == b'\n') {
+                    take = p + 1;
+                } else if let Err(e) = std::str::from_utf8(&raw[..take])
+                    && e.error_len().is_none()
+                    && e.valid_up_to() > 0
+                {
+                    // No line end: at least do not cut a character in two.
+                    take = e.valid_up_to();
+                }
+            }
+            text = render(&raw[..take]);
+            let size = json_len(&text);
+            if size <= max || take <= 1 {
+                break;
+            }
+            take = (take * max / size).min(take - 1).max(1);
+        }
+        if json_len(&text) > max {
+            text = json_prefix(&text, max).to_owned();
+        }
+        let next = at + take as u64;
+        let before = {
+            let look = at.saturating_sub(PAGE_CONTEXT as u64);
+            let (b_at, b) = po.read_from(look, usize::try_from(at - look).unwrap_or(0));
+            if b_at + b.len() as u64 == at {
+                render(&b)
+            } else {
+                String::new()
+            }
+        };
+        let (a_at, after) = po.read_from(next, PAGE_CONTEXT);
+        let after_text = if a_at == next {
+            render(&after)
+        } else {
+            String::new()
+        };
+        let open_end = a_at + after.len() as u64 >= po.end_offset();
+        let mut red = self
+            .redact_parts(&[&before, &text, &after_text], open_end)
+            .into_iter()
+            .skip(1);
+        Page {
+            at,
+            len: take as u64,
+            text: red.next().unwrap_or_default(),
+        }
     }
 }
 
@@ -386,7 +477,7 @@ impl TmuxMcp {
         trim_trailing_blank(&mut lines);
         last_line -= i64::try_from(before - lines.len()).unwrap_or(0);
         let redacted = self.redact_lines(&lines);
-        let (dropped, text) = keep_last_lines(&redacted, self.budget(args.max_bytes));
+        let (dropped, text) = keep_last_lines(&redacted, self.screen_budget(args.max_bytes));
         let line = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });
         Ok(Json(CaptureScreenResult {
             pane: r.pane.to_string(),
@@ -426,30 +517,18 @@ impl TmuxMcp {
                 ));
             }
             let from = cursor.max(start);
-            let (at, raw) = po.read_from(from, budget);
-            let mut take = raw.len();
-            if at + raw.len() as u64 != end
-                && let Some(p) = raw.iter().rposition(|&b| b == b'\n')
-                && p + 1 >= raw.len() / 2
-            {
-                take = p + 1;
-            }
-            let raw = &raw[..take];
-            let text = if args.raw {
-                String::from_utf8_lossy(raw).into_owned()
-            } else {
-                cook(raw)
-            };
-            let next = at + take as u64;
+            let page = self.output_page(&po, from, budget, args.raw);
+            let next = page.at + page.len;
             return Ok(Json(ReadOutputResult {
                 pane: r.pane.to_string(),
                 source: OutputSource::Log,
-                text: self.redact(&text),
-                from_cursor: Some(at),
+                text: page.text,
+                from_cursor: Some(page.at),
                 next_cursor: next,
                 more: next < po.end_offset(),
-                missed_bytes: at.saturating_sub(cursor),
+                missed_bytes: page.at.saturating_sub(cursor),
                 omitted_lines: 0,
+                losses: self.losses(&po, cursor, next),
             }));
         }
         let n = args.last_lines.unwrap_or(100).min(10_000);
@@ -475,7 +554,7 @@ impl TmuxMcp {
         if lines.len() > n {
             lines.drain(..lines.len() - n);
         }
-        let (dropped, text) = keep_last_lines(&lines, budget);
+        let (dropped, text) = keep_last_lines(&lines, page_bytes(budget));
         Ok(Json(ReadOutputResult {
             pane: r.pane.to_string(),
             source: OutputSource::Scrollback,
@@ -485,6 +564,7 @@ impl TmuxMcp {
             more: false,
             missed_bytes: 0,
             omitted_lines: u32::try_from(dropped).unwrap_or(u32::MAX),
+            losses: Vec::new(),
         }))
     }
 
@@ -516,7 +596,7 @@ impl TmuxMcp {
         let hist = i64::try_from(lines.len()).unwrap_or(0) - i64::from(row.height);
         let ctx = usize::try_from(args.context_lines.unwrap_or(2).min(20)).unwrap_or(20);
         let max = usize::try_from(args.max_matches.unwrap_or(50).min(500)).unwrap_or(500);
-        let budget = self.budget(None);
+        let budget = self.screen_budget(None);
         let mut used = 0usize;
         let mut matches = Vec::new();
         let mut total = 0u32;
