@@ -176,3 +176,23 @@ async def test_wait_for_state_and_pane_info_report_the_evidence(tmux_mcp: TmuxMc
 
             timeout = await call(session, "wait_for_state", target=pane, states=["exited"], timeout_secs=0.5)
             assert (timeout["status"], timeout["facts"]["state"]) == ("timeout", "at_prompt")
+
+
+@pytest.mark.parametrize("shell,command", [("bash", "bash --norc --noprofile"), ("zsh", "zsh -f")])
+async def test_integration_loads_on_request_into_a_running_shell(tmux_mcp: TmuxMcp, shell: str, command: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(
+                session.call_tool, "create_terminal", {"name": f"late-{shell}", "command": command}
+            )
+            assert not created.is_error, text_of(created)
+            assert created.structured_content["shell_integration"] is None
+            pane = created.structured_content["pane"]
+            plain = await run(session, pane, "true")
+            assert plain["mode"] == "wrapped"
+            done = await run(session, pane, "false | true", integrate=True)
+            assert (done["mode"], done["exit_status"], done["pipestatus"]) == ("integrated", 0, [1, 0]), done
+            again = await run(session, pane, "echo $((2+3))")
+            assert (again["mode"], again["output"].strip()) == ("integrated", "5"), again
+            info = await call(session, "pane_info", target=pane)
+            assert info["state"]["shell_integration"] == shell

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use tmux_control::command::{OptionScope, SetOption, ShowOption};
+use tmux_control::command::{Key, OptionScope, SendKeys, SetOption, ShowOption};
 use tmux_control::{
     FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent, ShellIntegration,
     ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
@@ -110,6 +110,33 @@ impl Shells {
         let nonce = shell_nonce();
         let launch = hooks.launch(kind, &shell, &nonce).ok()?;
         Some((kind, nonce, launch))
+    }
+
+    /// Loads the hooks into the `kind` shell already running at its prompt
+    /// in `po`'s pane: types the line that sources them (it shows once on
+    /// the screen), and records the pane as integrated from here on.
+    pub(crate) async fn install_into(
+        &self,
+        tmux: &Tmux,
+        po: &PaneOutput,
+        kind: ShellKind,
+    ) -> Result<(), String> {
+        let hooks = self.hooks.as_ref().ok_or(
+            "shell integration is off (--no-shell-integration) or its files could not be written",
+        )?;
+        let nonce = shell_nonce();
+        let line = hooks.source_line(kind, &nonce).map_err(|e| e.to_string())?;
+        let from = po.end_offset();
+        self.adopt(tmux, po.pane(), kind, &nonce, from).await;
+        let typed = async {
+            tmux.type_text(po.pane(), &line).await?;
+            tmux.run(SendKeys::keys(po.pane(), [Key::ENTER])).await
+        };
+        if let Err(e) = typed.await {
+            self.forget(tmux, po.pane()).await;
+            return Err(e.to_string());
+        }
+        Ok(())
     }
 
     /// Records that `pane` runs an integrated `kind` shell with `nonce`,

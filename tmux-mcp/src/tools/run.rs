@@ -107,6 +107,9 @@ pub struct RunArgs {
     /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
     #[serde(default)]
     pub force: bool,
+    /// Load shell integration into the pane's shell first, if it is bash, zsh or fish running without it (a terminal created with a command, or by someone else). The line that loads it is typed once and stays on the screen.
+    #[serde(default)]
+    pub integrate: bool,
 }
 
 /// How a run ended (so far).
@@ -328,7 +331,7 @@ impl TmuxMcp {
                     ));
                 };
                 match self
-                    .start_run(&conn, target, command, args.force, limit)
+                    .start_run(&conn, target, command, (args.force, args.integrate), limit)
                     .await?
                 {
                     Started::Typed(run_id, po) => {
@@ -367,7 +370,7 @@ impl TmuxMcp {
         conn: &Conn,
         target: &str,
         command: &str,
-        force: bool,
+        (force, integrate): (bool, bool),
         limit: Duration,
     ) -> Result<Started, ToolError> {
         let r = conn.resolve(target).await?;
@@ -408,7 +411,33 @@ impl TmuxMcp {
             row = conn.pane_row(r.pane).await?;
         }
         let busy = self.busy(conn, &po, r.pane).await;
-        let shell = conn.shells.get(&conn.tmux, &po).await;
+        let mut shell = conn.shells.get(&conn.tmux, &po).await;
+        if integrate && busy.is_none() && shell.is_none() && !row.alternate_on {
+            let Some(kind) = ShellKind::of(&row.current_command) else {
+                return Err(ToolError::new(
+                    what,
+                    format!(
+                        "integrate=true needs bash, zsh or fish in the pane, not {:?}",
+                        row.current_command
+                    ),
+                    "Leave integrate out to run in the wrapped form",
+                ));
+            };
+            conn.shells
+                .install_into(&conn.tmux, &po, kind)
+                .await
+                .map_err(|why| {
+                    ToolError::new(
+                        what.clone(),
+                        why,
+                        "Leave integrate out to run in the wrapped form",
+                    )
+                })?;
+            // The hooks mark the next prompt; it comes once the loading
+            // line has run.
+            let drawn = |p| matches!(p, ShellPhase::Prompt | ShellPhase::Ready);
+            shell = conn.shells.wait_for(&conn.tmux, &po, drawn, limit).await;
+        }
         if let Some(id) = busy {
             return Err(ToolError::new(
                 what,
