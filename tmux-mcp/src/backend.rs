@@ -15,9 +15,9 @@ use tmux_control::{
 use crate::config::{Config, SocketChoice};
 use crate::guard;
 use crate::reply::ToolError;
+use crate::runs::RunState;
 use crate::shell::Shells;
 use crate::text::shell_quote;
-use crate::tools::run::RunState;
 
 /// The session the control connection attaches to. It holds one window
 /// running a placeholder that never exits, so the connection survives

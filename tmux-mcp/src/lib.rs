@@ -22,11 +22,13 @@
 pub mod audit;
 mod backend;
 pub mod config;
+mod config_error;
 pub mod guard;
 pub mod markers;
 mod probe;
 pub mod redact;
 pub mod reply;
+mod runs;
 pub mod schema;
 mod server;
 pub mod shape;

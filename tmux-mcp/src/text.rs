@@ -192,7 +192,9 @@ fn failure_regex() -> Option<&'static regex::Regex> {
     RE.as_ref()
 }
 
-/// Whether `line` looks like a failure or a test summary ([`FAILURE`]).
+/// Whether `line` looks like a failure or a test summary (error and
+/// fatal lines, compiler diagnostics, FAIL, panics, tracebacks, npm
+/// errors, test-runner summaries).
 pub fn looks_like_failure(line: &str) -> bool {
     failure_regex().is_some_and(|re| re.is_match(line))
 }

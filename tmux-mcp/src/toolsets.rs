@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
-use crate::config::ConfigError;
+use crate::config_error::ConfigError;
 
 /// A group of tools, by what they can do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

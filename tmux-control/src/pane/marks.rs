@@ -52,7 +52,8 @@ pub enum ShellMark {
 
 impl ShellMark {
     /// The value of a `KEY=VALUE` field of an OSC 133 mark, such as the
-    /// `nonce=…` and `pipestatus=…` fields that [`ShellHooks`] put in.
+    /// `nonce=…` and `pipestatus=…` fields that the hooks of
+    /// [`ShellIntegration`] put in.
     ///
     /// ```
     /// use tmux_control::MarkScanner;
@@ -62,7 +63,7 @@ impl ShellMark {
     /// assert_eq!(marks[0].mark.param("other"), None);
     /// ```
     ///
-    /// [`ShellHooks`]: crate::ShellHooks
+    /// [`ShellIntegration`]: crate::ShellIntegration
     pub fn param(&self, key: &str) -> Option<&str> {
         let params = match self {
             ShellMark::PromptStart { params }

@@ -1,11 +1,11 @@
 //! The `run` tool (toolset `execute`): type a shell command, wait for it to
 //! finish, and return its output and exact exit status.
 //!
-//! In a shell with shell integration ([`crate::shell`]) the command is typed
+//! In a shell with shell integration (docs/tools.md) the command is typed
 //! as it is and its end, status and pipeline statuses come from the
 //! shell's own marks; anywhere else it is typed in the wrapped form of
 //! [`crate::markers`]. Both forms are read by one
-//! [`ShellTracker`](tmux_control::ShellTracker).
+//! `tmux_control::ShellTracker`.
 
 use std::fmt::Write as _;
 use std::time::{Duration, Instant};
@@ -22,6 +22,7 @@ use tmux_control::{
 use crate::backend::Conn;
 use crate::markers::wrapper_line;
 use crate::reply::{Json, Summary, ToolError};
+use crate::runs::{Ended, RunState};
 use crate::server::TmuxMcp;
 use crate::shape::{Highlight, LossReport, describe_losses};
 use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, refuse_nul, type_text};
@@ -40,27 +41,6 @@ const PROMPT_DRAWN: Duration = Duration::from_secs(1);
 /// a deadline; an interrupt sent just before takes the shell a moment).
 const INTERRUPT_SETTLE: Duration = Duration::from_millis(500);
 
-/// A run in progress, kept between calls so that a run that outlives one
-/// call can be resumed by the next.
-#[derive(Debug, Clone)]
-pub(crate) struct RunState {
-    /// The pane it runs in.
-    pub(crate) pane: PaneId,
-    /// The integrated shell it was typed into, or `None`: the wrapped form.
-    pub(crate) shell: Option<ShellKind>,
-    /// Reads its marks (for an integrated shell, the shell's own tracker is
-    /// used instead, up to date).
-    pub(crate) tracker: ShellTracker,
-    /// Offset of the pane's output when it was typed: its end comes after.
-    pub(crate) typed_at: u64,
-    /// When it was typed.
-    pub(crate) started: Instant,
-    /// Its end, once seen by something other than a wait for it (the
-    /// shell marked it while no call waited): kept for the call that
-    /// collects it.
-    ended: Option<Ended>,
-}
-
 /// What `start_run` did.
 enum Started {
     /// Typed the command: its run id and the pane.
@@ -69,15 +49,6 @@ enum Started {
     NotReady(Box<RunResult>),
 }
 
-/// How a command line ended, as its marks tell.
-#[derive(Debug, Clone)]
-struct Ended {
-    output_start: u64,
-    output_end: u64,
-    end: u64,
-    status: Option<i32>,
-    pipestatus: Vec<i32>,
-}
 use crate::probe::{Evidence, probe};
 use crate::wait::{CallCtx, PROGRESS_EVERY, Waited};
 

@@ -1,0 +1,43 @@
+//! The state of `run` calls kept between calls: a run in progress and, once
+//! seen, how it ended. Kept by the connection ([`crate::backend::Conn`]) and
+//! used by the `run` tool ([`crate::tools::run`]).
+
+use std::time::Instant;
+
+use tmux_control::{PaneId, ShellKind, ShellTracker};
+
+/// A run in progress, kept between calls so that a run that outlives one
+/// call can be resumed by the next.
+#[derive(Debug, Clone)]
+pub(crate) struct RunState {
+    /// The pane it runs in.
+    pub(crate) pane: PaneId,
+    /// The integrated shell it was typed into, or `None`: the wrapped form.
+    pub(crate) shell: Option<ShellKind>,
+    /// Reads its marks (for an integrated shell, the shell's own tracker is
+    /// used instead, up to date).
+    pub(crate) tracker: ShellTracker,
+    /// Offset of the pane's output when it was typed: its end comes after.
+    pub(crate) typed_at: u64,
+    /// When it was typed.
+    pub(crate) started: Instant,
+    /// Its end, once seen by something other than a wait for it (the
+    /// shell marked it while no call waited): kept for the call that
+    /// collects it.
+    pub(crate) ended: Option<Ended>,
+}
+
+/// How a command line ended, as its marks tell.
+#[derive(Debug, Clone)]
+pub(crate) struct Ended {
+    /// Offset of the first byte of its output.
+    pub(crate) output_start: u64,
+    /// Offset just after its last byte of output.
+    pub(crate) output_end: u64,
+    /// Offset just after its end mark.
+    pub(crate) end: u64,
+    /// Its exit status, when the shell gave one.
+    pub(crate) status: Option<i32>,
+    /// The statuses of its pipeline, when the shell gave them.
+    pub(crate) pipestatus: Vec<i32>,
+}
