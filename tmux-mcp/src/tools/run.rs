@@ -264,6 +264,7 @@ async fn waiting_for_input(
         }
         tokio::select! {
             _ = more.next() => {}
+            // A true timer: the progress heartbeat (see the doc comment).
             () = tokio::time::sleep(PROGRESS_EVERY) => {}
         }
     }
