@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::command::{PasteBuffer, SendKeys, SetBuffer, Target};
+use crate::command::{DeleteBuffer, PasteBuffer, SendKeys, SetBuffer, Target};
 use crate::connection::Tmux;
 use crate::error::Result;
 
@@ -101,18 +101,27 @@ impl Tmux {
             std::process::id(),
             PASTES.fetch_add(1, Ordering::Relaxed)
         );
-        for (i, chunk) in char_chunks(text, CHUNK).into_iter().enumerate() {
-            let mut set = SetBuffer::new(chunk).buffer(&name);
-            if i > 0 {
-                set = set.append();
+        let pasted = async {
+            for (i, chunk) in char_chunks(text, CHUNK).into_iter().enumerate() {
+                let mut set = SetBuffer::new(chunk).buffer(&name);
+                if i > 0 {
+                    set = set.append();
+                }
+                self.run(set).await?;
             }
-            self.run(set).await?;
+            let mut paste = PasteBuffer::new(target).buffer(&name).delete();
+            if bracketed {
+                paste = paste.bracketed();
+            }
+            self.run(paste).await
+        };
+        let result = pasted.await;
+        if result.is_err() {
+            // Leave no half-filled buffer behind (it may not exist: the
+            // first chunk failed, or tmux refused the paste after deleting).
+            let _ = self.run(DeleteBuffer::new(&name)).await;
         }
-        let mut paste = PasteBuffer::new(target).buffer(&name).delete();
-        if bracketed {
-            paste = paste.bracketed();
-        }
-        self.run(paste).await
+        result
     }
 }
 

@@ -157,3 +157,20 @@ async fn paste_buffer_newlines_separator_delete_and_bracketed_paste() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_paste_that_fails_part_way_leaves_no_buffer() {
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let (tmux, session) = connect(&iso).await;
+        // The second chunk holds a NUL, which no tmux argument can carry:
+        // the first chunk is in a buffer by then.
+        let text = format!("{}\0tail", "x".repeat(1500));
+        assert!(tmux.paste(session, &text, false).await.is_err());
+        assert!(tmux.run(ListBuffers::new()).await.unwrap().is_empty());
+        // A paste that works leaves none either.
+        tmux.paste(session, "fine", true).await.unwrap();
+        assert!(tmux.run(ListBuffers::new()).await.unwrap().is_empty());
+    })
+    .await;
+}
