@@ -16,6 +16,9 @@
 //! holds marks) is not this terminal's and is ignored. The hook files are
 //! written by [`ShellIntegration::install`]; nothing outside the given
 //! directory is changed, and a shell started without them is untouched.
+//!
+//! (Over 600 lines with its unit tests and the three hook scripts, which
+//! are kept here, in one place, as the text they write.)
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher as _, Hasher as _};

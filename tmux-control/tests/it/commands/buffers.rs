@@ -2,7 +2,7 @@
 //! `delete-buffer` and `paste-buffer` (newlines, separator, delete,
 //! bracketed paste).
 
-use super::{command_error, connect, display, eventually, invalid, read_file, sink, sink_with};
+use super::{command_error, connect, eventually, invalid, read_file, sink, sink_with};
 use crate::common::bounded;
 use tmux_control::IsolatedServer;
 use tmux_control::command::{
@@ -137,10 +137,9 @@ async fn paste_buffer_newlines_separator_delete_and_bracketed_paste() {
             (&lines[0][..] == b"READY").then_some(())
         })
         .await;
-        assert_eq!(
-            display(&tmux, pane2, "#{pane_current_command}").await,
-            "cat"
-        );
+        // The terminal is raw since before READY, so what is pasted now
+        // waits in it for `cat` even if the shell has not exec'd it yet
+        // (tmux can still name the shell as the pane's command then).
         tmux.run(PasteBuffer::new(pane2).buffer("p").bracketed())
             .await
             .unwrap();

@@ -6,26 +6,31 @@
 //! shell's own marks; anywhere else it is typed in the wrapped form of
 //! [`crate::markers`]. Both forms are read by one
 //! `tmux_control::ShellTracker`.
+//!
+//! `reply` holds the arguments, the reply and its text; `input` whether a
+//! running command waits for input.
 
-use std::fmt::Write as _;
 use std::time::{Duration, Instant};
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
 use tmux_control::{
     PaneChunk, PaneExit, PaneId, PaneOutput, PaneState, ShellEvent, ShellKind, ShellPhase,
     ShellTracker, WaitError, shell_nonce,
 };
 
+mod input;
+mod reply;
+
+pub use reply::{RunArgs, RunMode, RunResult, RunStatus};
+
 use crate::backend::Conn;
 use crate::markers::wrapper_line;
-use crate::reply::{Json, Summary, ToolError};
+use crate::reply::{Json, ToolError};
 use crate::runs::{Ended, RunState};
 use crate::server::TmuxMcp;
-use crate::shape::{Highlight, LossReport, describe_losses};
-use crate::tools::{Guarded, Omitted, check_typable, paste, press_enter, refuse_nul, type_text};
+use crate::tools::{Guarded, check_typable, paste, press_enter, refuse_nul, type_text};
+use input::waiting_for_input;
 
 /// The longest `run` waits for a just-started pane's program to show as
 /// its foreground command (a true timer: a deadline).
@@ -49,8 +54,8 @@ enum Started {
     NotReady(Box<RunResult>),
 }
 
-use crate::probe::{Evidence, probe};
-use crate::wait::{CallCtx, PROGRESS_EVERY, Waited};
+use crate::probe::Evidence;
+use crate::wait::{CallCtx, Waited};
 
 // ---------------------------------------------------------------- run
 
@@ -59,216 +64,6 @@ In a terminal made by create_terminal with bash, zsh or fish (shell integration,
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
 Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
 Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running.";
-
-/// Arguments of `run`.
-#[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct RunArgs {
-    /// The pane whose shell runs the command: an id like `%3` or an exact name. Required with command.
-    pub target: Option<String>,
-    /// The shell command line to run. Give either command or run_id.
-    pub command: Option<String>,
-    /// Resume waiting for an earlier run that replied status=running.
-    pub run_id: Option<String>,
-    /// Wait at most this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
-    #[schemars(range(min = 0))]
-    pub timeout_secs: Option<f64>,
-    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
-    pub max_bytes: Option<usize>,
-    /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
-    #[serde(default)]
-    pub force: bool,
-    /// Load shell integration into the pane's shell first, if it is bash, zsh or fish running without it (a terminal created with a command, or by someone else). The line that loads it is typed once and stays on the screen.
-    #[serde(default)]
-    pub integrate: bool,
-}
-
-/// How a run ended (so far).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    /// The command finished; exit_status is its `$?`.
-    Completed,
-    /// Still running when the time limit passed: resume with run_id.
-    Running,
-    /// The command is blocked reading the terminal (a prompt, `read`, a password): answer with send_text, then resume with run_id.
-    WaitingForInput,
-    /// The integrated shell had not drawn its first prompt within the time limit (it may still be reading slow start-up files); nothing was typed.
-    ShellStarting,
-    /// The shell itself exited (for example the command was `exit`); exit_status is the shell's.
-    PaneExited,
-    /// The pane was closed.
-    PaneGone,
-}
-
-/// How `run` typed the command.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RunMode {
-    /// As given, into a shell with shell integration.
-    Integrated,
-    /// Between two markers, into a shell without shell integration.
-    Wrapped,
-}
-
-/// Result of `run`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RunResult {
-    /// The pane.
-    pub pane: String,
-    /// Identifies this run: pass it back to keep waiting while status is running.
-    pub run_id: String,
-    /// completed, running, pane_exited or pane_gone.
-    pub status: RunStatus,
-    /// The command's exit status when completed (the shell's when pane_exited).
-    pub exit_status: Option<i32>,
-    /// With shell integration: the exit status of each command of the pipeline (bash PIPESTATUS, zsh and fish pipestatus).
-    pub pipestatus: Option<Vec<i32>>,
-    /// How the command was typed: integrated (as given, into a shell with shell integration) or wrapped (between markers).
-    pub mode: RunMode,
-    /// With shell integration: the shell's working directory after the command.
-    pub cwd: Option<String>,
-    /// The command's output as plain text (secrets masked; when running, the output so far) when it is small enough to be sent in both forms of the reply; null when it is larger: the text content then carries it (whole, or its failure-like lines, head and tail and how to read the rest), highlights lists its failure-like lines and omitted what was left out.
-    pub output: Option<String>,
-    /// Lines of a large output that look like failures or test summaries, with their cursors (only when output is null).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub highlights: Vec<Highlight>,
-    /// Output missing from the command's output, and why (evicted from the log, or discarded by tmux); only when some is.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub losses: Vec<LossReport>,
-    /// The output as the text content shows it.
-    #[serde(skip)]
-    pub output_text: String,
-    /// Bytes of raw output the command produced (so far).
-    pub output_bytes: u64,
-    /// A middle part of the output left out of `output` because of the size limit.
-    pub omitted: Option<Omitted>,
-    /// Bytes at the start of the output the pane log no longer holds.
-    pub missed_bytes: u64,
-    /// Cursor of the first byte of the command's output, for read_output.
-    pub output_cursor: Option<u64>,
-    /// Cursor after the command (completed) or of the latest output: where the next wait should start.
-    pub cursor: u64,
-    /// Time since the command was typed, in milliseconds.
-    pub elapsed_ms: u64,
-    /// When waiting_for_input: the last line the program printed (its prompt, secrets masked).
-    pub prompt: Option<String>,
-    /// When waiting_for_input: whether the terminal echoes what is typed (false: a password or other secret is being asked for).
-    pub echo: Option<bool>,
-}
-
-impl Summary for RunResult {
-    fn summary(&self) -> String {
-        let mut s = match self.status {
-            RunStatus::Completed => format!(
-                "Command finished in pane {} with exit status {}{} ({} ms, {}).",
-                self.pane,
-                self.exit_status
-                    .map_or_else(|| "?".to_owned(), |c| c.to_string()),
-                match &self.pipestatus {
-                    Some(p) if p.len() > 1 => format!(
-                        " (pipeline: {})",
-                        p.iter().map(i32::to_string).collect::<Vec<_>>().join(" ")
-                    ),
-                    _ => String::new(),
-                },
-                self.elapsed_ms,
-                match self.mode {
-                    RunMode::Integrated => "shell integration",
-                    RunMode::Wrapped => "wrapped",
-                }
-            ),
-            RunStatus::WaitingForInput => format!(
-                "Command in pane {} is waiting for input after {} ms{}: {}. Answer with send_text (enter=true), then call run with run_id={:?} to keep waiting; or interrupt with send_keys keys=[\"C-c\"].",
-                self.pane,
-                self.elapsed_ms,
-                if self.echo == Some(false) {
-                    " with echo off (a password or other secret)"
-                } else {
-                    ""
-                },
-                self.prompt
-                    .as_deref()
-                    .map_or_else(|| "(no prompt text)".to_owned(), |p| format!("{p:?}")),
-                self.run_id
-            ),
-            RunStatus::ShellStarting => format!(
-                "The shell in pane {} has not drawn its first prompt after {} ms (it may still be reading its start-up files); nothing was typed. Call run again later, or look with capture_screen.",
-                self.pane, self.elapsed_ms
-            ),
-            RunStatus::Running => format!(
-                "Command still running in pane {} after {} ms. To keep waiting call run with run_id={:?}; to interrupt use send_keys keys=[\"C-c\"]; if it waits for input, answer with send_text then resume.",
-                self.pane, self.elapsed_ms, self.run_id
-            ),
-            RunStatus::PaneExited => format!(
-                "The shell in pane {} exited (status {}) while running the command.",
-                self.pane,
-                self.exit_status
-                    .map_or_else(|| "?".to_owned(), |c| c.to_string())
-            ),
-            RunStatus::PaneGone => {
-                format!("Pane {} was closed while running the command.", self.pane)
-            }
-        };
-        if let Some(lost) = describe_losses(&self.losses) {
-            s.push(' ');
-            s.push_str(&lost);
-        }
-        let _ = write!(s, " cursor={}", self.cursor);
-        if self.output_text.is_empty() {
-            s.push_str("\n(no output)");
-        } else {
-            s.push_str("\nOutput:\n");
-            s.push_str(&self.output_text);
-        }
-        s
-    }
-}
-
-/// How long a run's output must pause before `run` asks the kernel whether
-/// the command waits for input (a true timer: a debounce after output).
-const QUIET_BEFORE_PROBE: Duration = Duration::from_millis(150);
-
-/// Resolves once the running command (`running` set: its start is marked)
-/// is blocked reading the terminal, with the kernel's evidence. It looks
-/// when the output has paused for [`QUIET_BEFORE_PROBE`], and again after
-/// more output or at the progress heartbeat ([`PROGRESS_EVERY`], a true
-/// timer: a program that goes quiet and only later reads prints nothing
-/// to wake on). Never resolves for a server on another machine (no
-/// evidence).
-async fn waiting_for_input(
-    conn: &Conn,
-    po: &PaneOutput,
-    pane: PaneId,
-    running: &std::sync::atomic::AtomicBool,
-    limit: Duration,
-) -> Evidence {
-    let place = conn
-        .pane_row(pane)
-        .await
-        .ok()
-        .and_then(|row| row.pid.map(|pid| (pid, row.tty)));
-    let Some((pid, tty)) = place else {
-        return std::future::pending().await;
-    };
-    loop {
-        let mut more = po.stream_from(po.end_offset());
-        if running.load(std::sync::atomic::Ordering::Relaxed)
-            && po.wait_idle(QUIET_BEFORE_PROBE, limit).await.is_ok()
-        {
-            let evidence = probe(pid, &tty);
-            if evidence.reading_terminal == Some(true) {
-                return evidence;
-            }
-            more = po.stream_from(po.end_offset());
-        }
-        tokio::select! {
-            _ = more.next() => {}
-            // A true timer: the progress heartbeat (see the doc comment).
-            () = tokio::time::sleep(PROGRESS_EVERY) => {}
-        }
-    }
-}
 
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)

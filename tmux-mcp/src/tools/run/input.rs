@@ -1,0 +1,55 @@
+//! Whether a running command waits for input, from the kernel's evidence
+//! ([`crate::probe`]), taken when its output pauses and at the heartbeat.
+
+use std::time::Duration;
+
+use tmux_control::{PaneId, PaneOutput};
+
+use crate::backend::Conn;
+use crate::probe::{Evidence, probe};
+use crate::wait::PROGRESS_EVERY;
+
+/// How long a run's output must pause before `run` asks the kernel whether
+/// the command waits for input (a true timer: a debounce after output).
+const QUIET_BEFORE_PROBE: Duration = Duration::from_millis(150);
+
+/// Resolves once the running command (`running` set: its start is marked)
+/// is blocked reading the terminal, with the kernel's evidence. It looks
+/// when the output has paused for [`QUIET_BEFORE_PROBE`], and again after
+/// more output or at the progress heartbeat ([`PROGRESS_EVERY`], a true
+/// timer: a program that goes quiet and only later reads prints nothing
+/// to wake on). Never resolves for a server on another machine (no
+/// evidence).
+pub(super) async fn waiting_for_input(
+    conn: &Conn,
+    po: &PaneOutput,
+    pane: PaneId,
+    running: &std::sync::atomic::AtomicBool,
+    limit: Duration,
+) -> Evidence {
+    let place = conn
+        .pane_row(pane)
+        .await
+        .ok()
+        .and_then(|row| row.pid.map(|pid| (pid, row.tty)));
+    let Some((pid, tty)) = place else {
+        return std::future::pending().await;
+    };
+    loop {
+        let mut more = po.stream_from(po.end_offset());
+        if running.load(std::sync::atomic::Ordering::Relaxed)
+            && po.wait_idle(QUIET_BEFORE_PROBE, limit).await.is_ok()
+        {
+            let evidence = probe(pid, &tty);
+            if evidence.reading_terminal == Some(true) {
+                return evidence;
+            }
+            more = po.stream_from(po.end_offset());
+        }
+        tokio::select! {
+            _ = more.next() => {}
+            // A true timer: the progress heartbeat (see the doc comment).
+            () = tokio::time::sleep(PROGRESS_EVERY) => {}
+        }
+    }
+}
