@@ -27,6 +27,7 @@ pub mod guard;
 pub mod markers;
 mod probe;
 pub mod redact;
+mod regions;
 pub mod reply;
 mod runs;
 pub mod schema;

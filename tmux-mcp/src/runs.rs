@@ -21,6 +21,8 @@ pub(crate) struct RunState {
     pub(crate) typed_at: u64,
     /// When it was typed.
     pub(crate) started: Instant,
+    /// The command as given.
+    pub(crate) command: String,
     /// Its end, once seen by something other than a wait for it (the
     /// shell marked it while no call waited): kept for the call that
     /// collects it.

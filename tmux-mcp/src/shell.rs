@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use crate::regions::{Region, Regions};
 use tmux_control::command::{Key, OptionScope, SendKeys, SetOption, ShowOption};
 use tmux_control::{
     FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent, ShellIntegration,
@@ -46,8 +47,10 @@ impl ShellSlot {
         }
     }
 
-    /// Feeds the pane's log from where the tracker stopped to its end.
-    fn catch_up(&mut self, po: &PaneOutput) {
+    /// Feeds the pane's log from where the tracker stopped to its end, and
+    /// returns the command lines that finished in it.
+    fn catch_up(&mut self, po: &PaneOutput) -> Vec<FinishedCommand> {
+        let mut finished = Vec::new();
         loop {
             let from = self.tracker.resume_offset();
             let (at, bytes) = po.read_from(from, 1 << 20);
@@ -56,11 +59,12 @@ impl ShellSlot {
                 self.tracker.skip_to(at);
             }
             if bytes.is_empty() {
-                return;
+                return finished;
             }
             for event in self.tracker.feed(at, &bytes) {
                 if let ShellEvent::Finished(done) = event {
-                    self.last = Some(done);
+                    self.last = Some(done.clone());
+                    finished.push(done);
                 }
             }
         }
@@ -71,6 +75,9 @@ impl ShellSlot {
 pub(crate) struct Shells {
     hooks: Option<ShellIntegration>,
     slots: Mutex<HashMap<PaneId, ShellSlot>>,
+    /// Every pane's command lines (integrated shells' from their marks,
+    /// others' from `run`).
+    pub(crate) regions: Regions,
 }
 
 impl Shells {
@@ -91,6 +98,7 @@ impl Shells {
         Self {
             hooks,
             slots: Mutex::new(HashMap::new()),
+            regions: Regions::default(),
         }
     }
 
@@ -188,7 +196,9 @@ impl Shells {
         }
         let mut slots = self.slots();
         let slot = slots.get_mut(&pane)?;
-        slot.catch_up(po);
+        for done in slot.catch_up(po) {
+            self.regions.record(pane, Region::marked(&done));
+        }
         Some(slot.clone())
     }
 
@@ -227,25 +237,17 @@ impl Shells {
             }
         };
         let _ = tokio::time::timeout(limit, follow).await;
-        self.update(po.pane(), slot.clone());
+        // What this wait read is read again from the log by the next
+        // `get`, which records the regions: the stored tracker is not
+        // moved past them here.
         Some(slot)
-    }
-
-    /// Keeps what a wait learnt about a shell, if it read further than
-    /// what is stored.
-    pub(crate) fn update(&self, pane: PaneId, slot: ShellSlot) {
-        let mut slots = self.slots();
-        match slots.get_mut(&pane) {
-            Some(old) if old.tracker.resume_offset() >= slot.tracker.resume_offset() => {}
-            Some(old) => *old = slot,
-            None => {}
-        }
     }
 
     /// Forgets a pane whose program was replaced (respawned), here and in
     /// the pane's option.
     pub(crate) async fn forget(&self, tmux: &Tmux, pane: PaneId) {
         self.slots().remove(&pane);
+        self.regions.forget(pane);
         let _ = tmux
             .run(SetOption::unset(OptionScope::Pane, OPTION).target(pane))
             .await;

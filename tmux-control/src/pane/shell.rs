@@ -399,6 +399,13 @@ pub struct FinishedCommand {
     /// The status of each command of the pipeline (`PIPESTATUS`,
     /// `pipestatus`), when the shell gave them.
     pub pipestatus: Vec<i32>,
+    /// Where the command line itself is in the output, as the shell echoed
+    /// it: from the end of the prompt (`B`) to the start of the output
+    /// (`C`), when both were marked.
+    pub input: Option<(u64, u64)>,
+    /// The working directory the shell last reported before the line ended
+    /// (the one it ran in).
+    pub directory: Option<PathBuf>,
 }
 
 /// What [`ShellTracker::feed`] found.
@@ -442,6 +449,9 @@ pub struct ShellTracker {
     line_start: u64,
     /// Just after the `C` mark of the running line.
     output_start: Option<u64>,
+    /// Just after the `B` mark of the prompt the running line was typed
+    /// at, and the start of its `C` mark: where its echoed text is.
+    input: (Option<u64>, Option<u64>),
     directory: Option<PathBuf>,
 }
 
@@ -455,6 +465,7 @@ impl ShellTracker {
             phase: ShellPhase::Starting,
             line_start: from,
             output_start: None,
+            input: (None, None),
             directory: None,
         }
     }
@@ -521,6 +532,7 @@ impl ShellTracker {
             ShellMark::InputStart { .. } => {
                 self.phase = ShellPhase::Ready;
                 self.line_start = m.end;
+                self.input = (Some(m.end), None);
                 ShellEvent::Ready(m.end)
             }
             // A line of several commands (a multi-line paste) can mark
@@ -529,6 +541,7 @@ impl ShellTracker {
             ShellMark::CommandStart { .. } => {
                 self.phase = ShellPhase::Running;
                 self.output_start = Some(m.end);
+                self.input.1 = Some(m.start);
                 ShellEvent::Started(m.end)
             }
             ShellMark::CommandEnd { status, .. } => {
@@ -539,6 +552,10 @@ impl ShellTracker {
                     .unwrap_or_default();
                 let ran = self.output_start.is_some();
                 let output_start = self.output_start.take().unwrap_or(self.line_start);
+                let input = match std::mem::take(&mut self.input) {
+                    (Some(from), Some(to)) if from <= to => Some((from, to)),
+                    _ => None,
+                };
                 self.phase = ShellPhase::Prompt;
                 self.line_start = m.end;
                 ShellEvent::Finished(FinishedCommand {
@@ -548,6 +565,8 @@ impl ShellTracker {
                     ran,
                     status,
                     pipestatus,
+                    input,
+                    directory: self.directory.clone(),
                 })
             }
             ShellMark::WorkingDirectory { .. } => return None,

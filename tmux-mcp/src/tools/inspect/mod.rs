@@ -7,6 +7,7 @@
 
 mod list;
 mod read;
+mod regions;
 mod state;
 
 use std::time::Duration;
@@ -24,13 +25,17 @@ pub use read::{
     CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
     SearchMatch, SearchOutputArgs, SearchOutputResult,
 };
+pub use regions::{
+    ListRegionsArgs, ListRegionsResult, ReadRegionArgs, ReadRegionResult, RegionEntry, RegionMatch,
+    SearchRegionsArgs, SearchRegionsResult,
+};
 pub(crate) use state::facts;
 pub use state::{StateFacts, TerminalState, WaitForStateArgs, WaitForStateResult};
 
 impl TmuxMcp {
     /// The tools of this module (the waits have their own router).
     pub(crate) fn inspect_router() -> ToolRouter<TmuxMcp> {
-        Self::list_router() + Self::read_router() + Self::state_router()
+        Self::list_router() + Self::read_router() + Self::regions_router() + Self::state_router()
     }
 }
 

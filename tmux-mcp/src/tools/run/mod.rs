@@ -26,6 +26,7 @@ pub use reply::{RunArgs, RunMode, RunResult, RunStatus};
 
 use crate::backend::Conn;
 use crate::markers::wrapper_line;
+use crate::regions::Region;
 use crate::reply::{Json, ToolError};
 use crate::runs::{Ended, RunState};
 use crate::server::TmuxMcp;
@@ -327,6 +328,7 @@ impl TmuxMcp {
                     typed_at,
                     started: Instant::now(),
                     ended: None,
+                    command: command.to_owned(),
                 },
             );
         }
@@ -504,11 +506,6 @@ impl TmuxMcp {
                 .await
             }
         };
-        if let (Some(slot), Some(_)) = (&slot, state.shell) {
-            let mut updated = slot.clone();
-            updated.tracker = tracker.clone();
-            conn.shells.update(state.pane, updated);
-        }
         let elapsed_ms = ms(state.started.elapsed());
         let mut result = RunResult {
             pane: state.pane.to_string(),
@@ -551,6 +548,31 @@ impl TmuxMcp {
                 } else {
                     result.pipestatus = Some(f.pipestatus.clone());
                     result.cwd = tracker.directory().map(|d| d.display().to_string());
+                }
+                // The command's region: recorded from the shell's marks
+                // (brought up to date here), or by run for the wrapped form.
+                if state.shell.is_some() {
+                    let _ = conn.shells.get(&conn.tmux, po).await;
+                    conn.shells
+                        .regions
+                        .annotate(state.pane, f.end, &state.command, elapsed_ms);
+                } else {
+                    conn.shells.regions.record(
+                        state.pane,
+                        Region {
+                            id: 0,
+                            command: Some(state.command.clone()),
+                            input: None,
+                            cwd: None,
+                            output_start: f.output_start,
+                            output_end: f.output_end,
+                            end: f.end,
+                            status: f.status,
+                            pipestatus: None,
+                            duration_ms: Some(elapsed_ms),
+                            integrated: false,
+                        },
+                    );
                 }
                 result.status = RunStatus::Completed;
                 result.exit_status = f.status;
