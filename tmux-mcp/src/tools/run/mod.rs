@@ -215,6 +215,21 @@ impl TmuxMcp {
                 ),
             ));
         }
+        if !force
+            && shell
+                .as_ref()
+                .is_some_and(|s| s.phase() == ShellPhase::Running)
+        {
+            // A command typed by other means may be just ending (its output
+            // is in, its end mark not yet): give it a moment
+            // (INTERRUPT_SETTLE) before refusing.
+            let not_running = |p| p != ShellPhase::Running;
+            let _ = conn
+                .shells
+                .wait_for(&conn.tmux, &po, not_running, INTERRUPT_SETTLE)
+                .await;
+            shell = conn.shells.get(&conn.tmux, &po).await;
+        }
         check_typable(&row, false, &what)?;
         if !force && row.alternate_on {
             return Err(ToolError::new(
