@@ -28,6 +28,7 @@ pub mod markers;
 mod probe;
 pub mod redact;
 pub mod reply;
+mod resources;
 mod runs;
 pub mod schema;
 mod server;
