@@ -295,8 +295,12 @@ async def test_a_subscriber_hears_of_output_quickly_and_at_most_ten_times_a_seco
 async def test_list_changed_when_terminals_come_and_go(tmux_mcp: TmuxMcp, generation: str) -> None:
     with anyio.fail_after(LIMIT):
         async with connect(tmux_mcp, generation) as peer:
-            first = await new_pane(peer)
             async with peer.subscribed(["tmux://terminals"], list_changed=True):
+                # The first terminal: the first connection to tmux adds panes
+                # to a list that had none.
+                before = time.time()
+                first = await new_pane(peer)
+                await until(peer.seen, lambda: peer.seen.list_changes(after=before), "list_changed after the first terminal")
                 # A terminal made by another client on the same server: the
                 # change reaches this one through tmux's own notifications.
                 async with tmux_mcp.session("--toolsets", "inspect,execute,teardown") as (other, _):
@@ -315,3 +319,25 @@ async def test_list_changed_when_terminals_come_and_go(tmux_mcp: TmuxMcp, genera
                     await until(peer.seen, lambda: peer.seen.list_changes(after=before), "list_changed after a kill")
                     listed = {r.uri for r in (await peer.client.list_resources()).resources}
                     assert screen_uri(second) not in listed and screen_uri(first) in listed
+
+
+async def test_resources_follow_the_enabled_tools(tmux_mcp: TmuxMcp) -> None:
+    """A resource shows what a tool shows, so it is served only when that
+    tool is enabled: here read_output and list_terminals are, capture_screen
+    is not."""
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session("--toolsets", "execute", "--tools", "read_output,list_terminals") as (session, init):
+            templates = await session.list_resource_templates()
+            assert [t.uri_template for t in templates.resource_templates] == ["tmux://pane/{pane}/log"]
+            created = await connecting_call(session.call_tool, "create_terminal", {})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            listed = {r.uri for r in (await session.list_resources()).resources}
+            assert listed == {"tmux://terminals", log_uri(pane)}
+            with pytest.raises(MCPError) as refused:
+                await session.read_resource(screen_uri(pane))
+            assert "capture_screen is not enabled" in str(refused.value)
+            with pytest.raises(MCPError), warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)  # the legacy generation on purpose
+                await session.subscribe_resource(screen_uri(pane))
+            assert (await session.read_resource(log_uri(pane))).contents[0].text.startswith(f"Output of pane {pane} ")

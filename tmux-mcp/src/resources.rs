@@ -111,6 +111,16 @@ impl Target {
             Self::Screen(p) | Self::Log(p) => Some(p),
         }
     }
+
+    /// The tool that reads the same thing: the resource is served only
+    /// when that tool is enabled, so a toolset that is off stays off.
+    fn tool(self) -> &'static str {
+        match self {
+            Self::Tree => "list_terminals",
+            Self::Screen(_) => "capture_screen",
+            Self::Log(_) => "read_output",
+        }
+    }
 }
 
 /// The canonical URI of a pane's screen.
@@ -121,6 +131,15 @@ pub(crate) fn screen_uri(pane: PaneId) -> String {
 /// The canonical URI of a pane's log.
 pub(crate) fn log_uri(pane: PaneId) -> String {
     format!("tmux://pane/{}/log", pane.0)
+}
+
+fn not_served(uri: &str, tool: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "{uri:?} is not served: it shows what the tool {tool} shows, and {tool} is not enabled on this server"
+        ),
+        None,
+    )
 }
 
 fn not_ours(uri: &str) -> McpError {
@@ -308,18 +327,40 @@ impl TmuxMcp {
         &self.inner.resources.shared
     }
 
+    /// Whether the resources of `target`'s kind are served.
+    fn serves(&self, target: Target) -> bool {
+        self.inner.config.tools.is_enabled(target.tool())
+    }
+
+    /// What `uri` names, if this server serves it.
+    fn served(&self, uri: &str) -> Result<Target, McpError> {
+        let target = Target::parse(uri).ok_or_else(|| not_ours(uri))?;
+        if self.serves(target) {
+            Ok(target)
+        } else {
+            Err(not_served(uri, target.tool()))
+        }
+    }
+
     /// `resources/list`: the tree, and each pane's screen and log when
     /// tmux-mcp is connected (listing never starts a tmux server).
     pub(crate) async fn list_resources_now(&self) -> Result<ListResourcesResult, McpError> {
-        let mut resources = vec![
-            Resource::new(TREE_URI, "terminals")
-                .with_title("Terminals")
-                .with_description(
-                    "Every session, window and pane (what list_terminals returns), as JSON",
-                )
-                .with_mime_type("application/json"),
-        ];
-        if let Some(conn) = self.inner.backend.current().await {
+        let mut resources = Vec::new();
+        if self.serves(Target::Tree) {
+            resources.push(
+                Resource::new(TREE_URI, "terminals")
+                    .with_title("Terminals")
+                    .with_description(
+                        "Every session, window and pane (what list_terminals returns), as JSON",
+                    )
+                    .with_mime_type("application/json"),
+            );
+        }
+        let screens = self.serves(Target::Screen(PaneId(0)));
+        let logs = self.serves(Target::Log(PaneId(0)));
+        if (screens || logs)
+            && let Some(conn) = self.inner.backend.current().await
+        {
             let rows = conn.tmux.run(ListPanes::all()).await.map_err(|e| {
                 McpError::internal_error(ToolError::tmux("Listing panes", &e).to_string(), None)
             })?;
@@ -328,15 +369,18 @@ impl TmuxMcp {
                     "pane {} (window {} {}, running {})",
                     row.id, row.window, row.window_index, row.current_command
                 );
-                resources.push(
-                    Resource::new(screen_uri(row.id), format!("{} screen", row.id))
-                        .with_title(format!("Screen of {}", row.id))
-                        .with_description(format!(
-                            "What {place} shows now, as capture_screen returns it"
-                        ))
-                        .with_mime_type("text/plain"),
-                );
-                resources.push(
+                if screens {
+                    resources.push(
+                        Resource::new(screen_uri(row.id), format!("{} screen", row.id))
+                            .with_title(format!("Screen of {}", row.id))
+                            .with_description(format!(
+                                "What {place} shows now, as capture_screen returns it"
+                            ))
+                            .with_mime_type("text/plain"),
+                    );
+                }
+                if logs {
+                    resources.push(
                     Resource::new(log_uri(row.id), format!("{} log", row.id))
                         .with_title(format!("Output of {}", row.id))
                         .with_description(format!(
@@ -344,15 +388,16 @@ impl TmuxMcp {
                         ))
                         .with_mime_type("text/plain"),
                 );
+                }
             }
         }
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
     /// `resources/templates/list`.
-    pub(crate) fn resource_templates() -> ListResourceTemplatesResult {
+    pub(crate) fn resource_templates(&self) -> ListResourceTemplatesResult {
         let pane = "{pane} is the pane's number: 3 for pane %3";
-        ListResourceTemplatesResult::with_all_items(vec![
+        let templates = vec![
             ResourceTemplate::new(SCREEN_TEMPLATE, "pane screen")
                 .with_title("Screen of a pane")
                 .with_description(format!(
@@ -366,7 +411,16 @@ impl TmuxMcp {
                     LOG_TAIL / 1024
                 ))
                 .with_mime_type("text/plain"),
-        ])
+        ];
+        let kinds = [Target::Screen(PaneId(0)), Target::Log(PaneId(0))];
+        ListResourceTemplatesResult::with_all_items(
+            templates
+                .into_iter()
+                .zip(kinds)
+                .filter(|(_, kind)| self.serves(*kind))
+                .map(|(template, _)| template)
+                .collect(),
+        )
     }
 
     /// `resources/read`.
@@ -374,7 +428,7 @@ impl TmuxMcp {
         &self,
         uri: &str,
     ) -> Result<ReadResourceResult, McpError> {
-        let target = Target::parse(uri).ok_or_else(|| not_ours(uri))?;
+        let target = self.served(uri)?;
         let failed = |e: ToolError| McpError::internal_error(e.to_string(), None);
         let (text, mime) = match target {
             Target::Tree => {
@@ -496,7 +550,7 @@ impl TmuxMcp {
         uri: &str,
         peer: Peer<RoleServer>,
     ) -> Result<(), McpError> {
-        let target = Target::parse(uri).ok_or_else(|| not_ours(uri))?;
+        let target = self.served(uri)?;
         if let Some(pane) = target.pane() {
             self.existing_pane(uri, pane).await?;
         }
@@ -528,12 +582,12 @@ impl TmuxMcp {
 
     /// What of a `subscriptions/listen` filter this server serves: list
     /// changes, and the URIs that name its resources.
-    pub(crate) fn accepted_filter(requested: &SubscriptionFilter) -> SubscriptionFilter {
+    pub(crate) fn accepted_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
         let mut accepted = SubscriptionFilter::new();
         accepted.resources_list_changed = requested.resources_list_changed.filter(|w| *w);
         accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
             uris.iter()
-                .filter(|uri| Target::parse(uri).is_some())
+                .filter(|uri| self.served(uri).is_ok())
                 .cloned()
                 .collect()
         });
@@ -722,7 +776,9 @@ fn structural(n: &Notification) -> bool {
 /// `tmux://terminals` when the tree changes, for every connection the
 /// server makes, until the server is dropped.
 async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner: Weak<Inner>) {
-    let mut known: Option<Tree> = None;
+    // Before a connection, resources/list shows no pane: the panes of the
+    // first connection are a change of the list.
+    let mut known = Tree::default();
     loop {
         let Some(server) = inner.upgrade() else {
             return;
@@ -779,20 +835,18 @@ async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner
                     });
                 }
             }
-            notify_tree(&shared, known.as_ref(), &tree).await;
-            known = Some(tree);
+            notify_tree(&shared, &known, &tree).await;
+            known = tree;
         }
         // The connection ended: its terminals are gone with it.
         let empty = Tree::default();
-        notify_tree(&shared, known.as_ref(), &empty).await;
-        known = Some(empty);
+        notify_tree(&shared, &known, &empty).await;
+        known = empty;
     }
 }
 
-/// Tells the subscribers what changed between `before` (unknown at
-/// first: nothing is sent then) and `now`.
-async fn notify_tree(shared: &Weak<Shared>, before: Option<&Tree>, now: &Tree) {
-    let Some(before) = before else { return };
+/// Tells the subscribers what changed between `before` and `now`.
+async fn notify_tree(shared: &Weak<Shared>, before: &Tree, now: &Tree) {
     if before == now {
         return;
     }
@@ -854,7 +908,8 @@ mod tests {
             .tools_list_changed()
             .resource_subscriptions(["tmux://pane/1/screen", "file:///x", TREE_URI])
             .build();
-        let accepted = TmuxMcp::accepted_filter(&requested);
+        let server = TmuxMcp::new(crate::Config::default()).unwrap();
+        let accepted = server.accepted_filter(&requested);
         assert_eq!(accepted.resources_list_changed, Some(true));
         assert_eq!(accepted.tools_list_changed, None);
         assert_eq!(

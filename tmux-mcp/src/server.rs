@@ -310,7 +310,7 @@ impl ServerHandler for TmuxMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Ok(TmuxMcp::resource_templates())
+        Ok(self.resource_templates())
     }
 
     async fn read_resource(
@@ -343,7 +343,7 @@ impl ServerHandler for TmuxMcp {
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        Some(TmuxMcp::accepted_filter(requested))
+        Some(self.accepted_filter(requested))
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
