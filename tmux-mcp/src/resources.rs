@@ -28,6 +28,10 @@
 //! `subscriptions/listen` stream whose filter names the URIs and whether
 //! they want `list_changed`. A server value serves one session (stdio), so
 //! the legacy subscriptions are one set.
+//!
+//! (Over 600 lines: the three resources, both subscription generations and
+//! the two update tasks share one subscriber table, and are kept in one
+//! place; the unit tests are the last 50.)
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt::Write as _;
