@@ -41,6 +41,9 @@ pub(crate) struct Backend {
     state_dir: Option<PathBuf>,
     shell_integration: bool,
     conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
+    /// Bumped each time a new connection is made, for the live resources
+    /// (`crate::resources`), which follow the connection without making one.
+    generation: tokio::sync::watch::Sender<u64>,
 }
 
 /// One live control connection and what the server tracks on it.
@@ -68,6 +71,7 @@ impl Backend {
             state_dir: config.state_dir.clone(),
             shell_integration: config.shell_integration,
             conn: tokio::sync::Mutex::new(None),
+            generation: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -118,7 +122,24 @@ impl Backend {
         }
         let conn = Arc::new(self.connect().await?);
         *slot = Some(conn.clone());
+        self.generation.send_modify(|g| *g += 1);
         Ok(conn)
+    }
+
+    /// The live connection if there is one; never connects (so it never
+    /// starts a tmux server).
+    pub(crate) async fn current(&self) -> Option<Arc<Conn>> {
+        self.conn
+            .lock()
+            .await
+            .as_ref()
+            .filter(|conn| !conn.tmux.is_closed())
+            .cloned()
+    }
+
+    /// Changes each time a new connection is made (see [`Backend::current`]).
+    pub(crate) fn connections(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.generation.subscribe()
     }
 
     /// Forgets the connection (after the server was killed).

@@ -29,6 +29,7 @@ mod probe;
 pub mod redact;
 mod regions;
 pub mod reply;
+mod resources;
 mod runs;
 pub mod schema;
 mod server;

@@ -9,9 +9,11 @@ use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    ServerCapabilities, ServerConfig,
+    ListResourceTemplatesResult, ListResourcesResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
 
 use crate::audit::{AuditLog, Outcome};
@@ -20,6 +22,7 @@ use crate::config::{Config, ConfigError};
 use crate::guard::Caller;
 use crate::redact::Redactor;
 use crate::reply::ToolError;
+use crate::resources::Resources;
 use crate::schema;
 use crate::toolsets::{ToolSelection, Toolset, toolset_of};
 use rmcp::handler::server::tool::IntoCallToolResult as _;
@@ -73,6 +76,8 @@ pub(crate) struct Inner {
     pub(crate) audit: Option<AuditLog>,
     pub(crate) redactor: Redactor,
     pub(crate) caller: Caller,
+    /// The live resources and their subscribers (`crate::resources`).
+    pub(crate) resources: Resources,
     /// Every tool's argument names (enabled or not), for the audit log.
     argument_names: HashMap<String, BTreeSet<String>>,
     instructions: String,
@@ -120,6 +125,7 @@ impl TmuxMcp {
                 audit,
                 redactor,
                 caller,
+                resources: Resources::new(),
                 argument_names,
                 instructions,
             }),
@@ -211,7 +217,13 @@ fn instructions(config: &Config, attach_prefix: &str) -> String {
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TmuxMcp {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_resources()
+            .enable_tools()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(self.inner.instructions.clone())
     }
@@ -259,6 +271,7 @@ impl ServerHandler for TmuxMcp {
             Err(McpError::invalid_params("tool not found", None))
         };
         let result = result.map(|response| explain_bad_arguments(&tool, response));
+        self.resources_after_tool(&tool);
         if let Some(audit) = &self.inner.audit {
             let outcome = match &result {
                 Ok(CallToolResponse::Complete(r)) if r.is_error == Some(true) => {
@@ -276,6 +289,65 @@ impl ServerHandler for TmuxMcp {
             );
         }
         result
+    }
+
+    // The live resources: the logic is in `crate::resources`.
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.resources_session(context.peer);
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        self.list_resources_now().await
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(self.resource_templates())
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        self.read_resource_now(&request.uri).await.map(Into::into)
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.subscribe_resource(&request.uri, context.peer).await
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.unsubscribe_resource(&request.uri)
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        Some(self.accepted_filter(requested))
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        self.listen_resources(context).await
     }
 }
 

@@ -1,0 +1,924 @@
+//! Live MCP resources: the terminal tree, each pane's screen and each
+//! pane's output log, with subscriptions on both protocol generations.
+//!
+//! - `tmux://terminals`: the tree `list_terminals` returns, as JSON.
+//! - `tmux://pane/{pane}/screen`: what `capture_screen` returns for the
+//!   pane's visible screen (the same text, secrets masked).
+//! - `tmux://pane/{pane}/log`: the cooked, redacted, bounded tail of the
+//!   pane's followed output (what `read_output` reads by cursor), saying
+//!   what was left out.
+//!
+//! `{pane}` is the pane's number (`3` for `%3`); `%3` and `%253` (`%3`
+//! percent-encoded) are read the same. Updates go to the URI exactly as the
+//! client subscribed to it.
+//!
+//! Updates are pushed, never polled for: one task per subscribed pane waits
+//! on the pane's output stream and state changes ([`PaneOutput::stream`],
+//! [`PaneOutput::state_changes`]); one task for the tree waits on the
+//! connection's notifications ([`tmux_control::Tmux::subscribe`]), on the
+//! ends of the followed panes and on tool calls that change tmux. Each
+//! debounces with a true timer: at most one `notifications/resources/updated`
+//! per resource per [`DEBOUNCE`]. A change after a quiet [`DEBOUNCE`] is
+//! sent at once; changes during one are folded into a single update sent
+//! when it ends.
+//!
+//! Legacy clients (the `initialize` handshake) subscribe with
+//! `resources/subscribe`; `notifications/resources/list_changed` goes to
+//! every such session. Clients of the 2026-07-28 protocol open a
+//! `subscriptions/listen` stream whose filter names the URIs and whether
+//! they want `list_changed`. A server value serves one session (stdio), so
+//! the legacy subscriptions are one set.
+//!
+//! (Over 600 lines: the three resources, both subscription generations and
+//! the two update tasks share one subscriber table, and are kept in one
+//! place; the unit tests are the last 50.)
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fmt::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, ResourceUpdatedNotificationParam, SubscriptionFilter,
+};
+use rmcp::service::{SubscriptionContext, SubscriptionSink};
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use tmux_control::command::ListPanes;
+use tmux_control::proto::Notification;
+use tmux_control::{Event, PaneId, PaneOutput};
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::Instant;
+
+use crate::backend::Conn;
+use crate::reply::{Summary as _, ToolError};
+use crate::server::{Inner, TmuxMcp};
+use crate::shape::describe_losses;
+use crate::tools::inspect::{CaptureScreenArgs, ListTerminalsArgs};
+
+/// The terminal tree's URI.
+pub(crate) const TREE_URI: &str = "tmux://terminals";
+
+/// The template of a pane's screen.
+pub(crate) const SCREEN_TEMPLATE: &str = "tmux://pane/{pane}/screen";
+
+/// The template of a pane's output log.
+pub(crate) const LOG_TEMPLATE: &str = "tmux://pane/{pane}/log";
+
+/// The shortest time between two updates of one resource (a true timer:
+/// the debounce period, not a polling interval).
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Raw bytes of output the log resource covers at most: the tail of the
+/// pane's log.
+const LOG_TAIL: u64 = 32 * 1024;
+
+/// What a URI names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Target {
+    /// `tmux://terminals`.
+    Tree,
+    /// `tmux://pane/N/screen`.
+    Screen(PaneId),
+    /// `tmux://pane/N/log`.
+    Log(PaneId),
+}
+
+impl Target {
+    /// Reads one of this server's resource URIs.
+    pub(crate) fn parse(uri: &str) -> Option<Self> {
+        if uri == TREE_URI {
+            return Some(Self::Tree);
+        }
+        let rest = uri.strip_prefix("tmux://pane/")?;
+        let (pane, kind) = rest.split_once('/')?;
+        let number = pane
+            .strip_prefix("%25")
+            .or_else(|| pane.strip_prefix('%'))
+            .unwrap_or(pane);
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let pane = PaneId(number.parse().ok()?);
+        match kind {
+            "screen" => Some(Self::Screen(pane)),
+            "log" => Some(Self::Log(pane)),
+            _ => None,
+        }
+    }
+
+    fn pane(self) -> Option<PaneId> {
+        match self {
+            Self::Tree => None,
+            Self::Screen(p) | Self::Log(p) => Some(p),
+        }
+    }
+
+    /// The tool that reads the same thing: the resource is served only
+    /// when that tool is enabled, so a toolset that is off stays off.
+    fn tool(self) -> &'static str {
+        match self {
+            Self::Tree => "list_terminals",
+            Self::Screen(_) => "capture_screen",
+            Self::Log(_) => "read_output",
+        }
+    }
+}
+
+/// The canonical URI of a pane's screen.
+pub(crate) fn screen_uri(pane: PaneId) -> String {
+    format!("tmux://pane/{}/screen", pane.0)
+}
+
+/// The canonical URI of a pane's log.
+pub(crate) fn log_uri(pane: PaneId) -> String {
+    format!("tmux://pane/{}/log", pane.0)
+}
+
+fn not_served(uri: &str, tool: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "{uri:?} is not served: it shows what the tool {tool} shows, and {tool} is not enabled on this server"
+        ),
+        None,
+    )
+}
+
+fn not_ours(uri: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "{uri:?} is not a resource of this server; its resources are {TREE_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
+        ),
+        None,
+    )
+}
+
+/// Where notifications for one subscriber go.
+#[derive(Clone)]
+enum Sink {
+    /// A session of the `initialize` generation.
+    Session(Peer<RoleServer>),
+    /// One `subscriptions/listen` stream (2026-07-28).
+    Listen(SubscriptionSink),
+}
+
+impl Sink {
+    async fn updated(&self, uri: &str) {
+        let sent = match self {
+            Self::Session(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .map_err(|e| e.to_string()),
+            Self::Listen(sink) => sink
+                .notify_resource_updated(uri)
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(%uri, "resource update not delivered: {e}");
+        }
+    }
+
+    async fn list_changed(&self) {
+        let sent = match self {
+            Self::Session(peer) => peer
+                .notify_resource_list_changed()
+                .await
+                .map_err(|e| e.to_string()),
+            Self::Listen(sink) => sink
+                .notify_resource_list_changed()
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!("resource list change not delivered: {e}");
+        }
+    }
+}
+
+/// One subscriber: a legacy session or a listen stream.
+struct Sub {
+    sink: Sink,
+    /// The URIs as the client spelled them, and what they name.
+    uris: Vec<(String, Target)>,
+    /// Wants `notifications/resources/list_changed`.
+    list_changed: bool,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    subs: HashMap<u64, Sub>,
+    /// The id of the legacy session's subscriber, once there is one.
+    legacy: Option<u64>,
+    /// The task that follows each subscribed pane.
+    panes: HashMap<PaneId, AbortHandle>,
+    /// The task that follows the tree.
+    tree: Option<AbortHandle>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Tells the tree task to look again (a tool changed tmux, a pane
+    /// ended). Its own `Arc`, so the tree task never keeps `Shared` alive.
+    kick: Arc<tokio::sync::Notify>,
+    tree_started: AtomicBool,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        for task in state.panes.values() {
+            task.abort();
+        }
+        if let Some(task) = &state.tree {
+            task.abort();
+        }
+    }
+}
+
+impl Shared {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every (sink, URI) subscribed to a resource of `pane`.
+    fn pane_sinks(&self, pane: PaneId) -> Vec<(Sink, String)> {
+        self.sinks(|t| t.pane() == Some(pane))
+    }
+
+    fn sinks(&self, wanted: impl Fn(Target) -> bool) -> Vec<(Sink, String)> {
+        self.lock()
+            .subs
+            .values()
+            .flat_map(|s| {
+                s.uris
+                    .iter()
+                    .filter(|(_, t)| wanted(*t))
+                    .map(|(uri, _)| (s.sink.clone(), uri.clone()))
+            })
+            .collect()
+    }
+
+    fn list_sinks(&self) -> Vec<Sink> {
+        self.lock()
+            .subs
+            .values()
+            .filter(|s| s.list_changed)
+            .map(|s| s.sink.clone())
+            .collect()
+    }
+
+    /// The panes some subscriber wants that have no task yet; stops the
+    /// tasks of panes nobody wants any more.
+    fn reconcile(&self) -> Vec<PaneId> {
+        let mut state = self.lock();
+        let wanted: HashSet<PaneId> = state
+            .subs
+            .values()
+            .flat_map(|s| s.uris.iter().filter_map(|(_, t)| t.pane()))
+            .collect();
+        state.panes.retain(|pane, task| {
+            let keep = wanted.contains(pane) && !task.is_finished();
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        wanted
+            .into_iter()
+            .filter(|p| !state.panes.contains_key(p))
+            .collect()
+    }
+}
+
+/// The live resources of one server: subscribers and the tasks that
+/// follow what they subscribed to.
+pub(crate) struct Resources {
+    shared: Arc<Shared>,
+}
+
+impl Resources {
+    pub(crate) fn new() -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                kick: Arc::new(tokio::sync::Notify::new()),
+                tree_started: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+/// Removes a listen stream's subscriber when its `listen` call ends, also
+/// when the call is dropped.
+struct Unlisten {
+    shared: Arc<Shared>,
+    id: u64,
+}
+
+impl Drop for Unlisten {
+    fn drop(&mut self) {
+        self.shared.lock().subs.remove(&self.id);
+        self.shared.reconcile();
+    }
+}
+
+impl TmuxMcp {
+    fn hub(&self) -> &Arc<Shared> {
+        &self.inner.resources.shared
+    }
+
+    /// Whether the resources of `target`'s kind are served.
+    fn serves(&self, target: Target) -> bool {
+        self.inner.config.tools.is_enabled(target.tool())
+    }
+
+    /// What `uri` names, if this server serves it.
+    fn served(&self, uri: &str) -> Result<Target, McpError> {
+        let target = Target::parse(uri).ok_or_else(|| not_ours(uri))?;
+        if self.serves(target) {
+            Ok(target)
+        } else {
+            Err(not_served(uri, target.tool()))
+        }
+    }
+
+    /// `resources/list`: the tree, and each pane's screen and log when
+    /// tmux-mcp is connected (listing never starts a tmux server).
+    pub(crate) async fn list_resources_now(&self) -> Result<ListResourcesResult, McpError> {
+        let mut resources = Vec::new();
+        if self.serves(Target::Tree) {
+            resources.push(
+                Resource::new(TREE_URI, "terminals")
+                    .with_title("Terminals")
+                    .with_description(
+                        "Every session, window and pane (what list_terminals returns), as JSON",
+                    )
+                    .with_mime_type("application/json"),
+            );
+        }
+        let screens = self.serves(Target::Screen(PaneId(0)));
+        let logs = self.serves(Target::Log(PaneId(0)));
+        if (screens || logs)
+            && let Some(conn) = self.inner.backend.current().await
+        {
+            let rows = conn.tmux.run(ListPanes::all()).await.map_err(|e| {
+                McpError::internal_error(ToolError::tmux("Listing panes", &e).to_string(), None)
+            })?;
+            for row in rows.iter().filter(|r| r.session != conn.home.0) {
+                let place = format!(
+                    "pane {} (window {} {}, running {})",
+                    row.id, row.window, row.window_index, row.current_command
+                );
+                if screens {
+                    resources.push(
+                        Resource::new(screen_uri(row.id), format!("{} screen", row.id))
+                            .with_title(format!("Screen of {}", row.id))
+                            .with_description(format!(
+                                "What {place} shows now, as capture_screen returns it"
+                            ))
+                            .with_mime_type("text/plain"),
+                    );
+                }
+                if logs {
+                    resources.push(
+                    Resource::new(log_uri(row.id), format!("{} log", row.id))
+                        .with_title(format!("Output of {}", row.id))
+                        .with_description(format!(
+                            "The last output of {place}, cooked (escape codes removed, overwrites applied)"
+                        ))
+                        .with_mime_type("text/plain"),
+                );
+                }
+            }
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    /// `resources/templates/list`.
+    pub(crate) fn resource_templates(&self) -> ListResourceTemplatesResult {
+        let pane = "{pane} is the pane's number: 3 for pane %3";
+        let templates = vec![
+            ResourceTemplate::new(SCREEN_TEMPLATE, "pane screen")
+                .with_title("Screen of a pane")
+                .with_description(format!(
+                    "What the pane shows now, as capture_screen returns it (secrets masked); {pane}"
+                ))
+                .with_mime_type("text/plain"),
+            ResourceTemplate::new(LOG_TEMPLATE, "pane log")
+                .with_title("Output of a pane")
+                .with_description(format!(
+                    "The last {} KiB of the pane's output, cooked and with secrets masked, saying what was left out (read_output reads the rest by cursor); {pane}",
+                    LOG_TAIL / 1024
+                ))
+                .with_mime_type("text/plain"),
+        ];
+        let kinds = [Target::Screen(PaneId(0)), Target::Log(PaneId(0))];
+        ListResourceTemplatesResult::with_all_items(
+            templates
+                .into_iter()
+                .zip(kinds)
+                .filter(|(_, kind)| self.serves(*kind))
+                .map(|(template, _)| template)
+                .collect(),
+        )
+    }
+
+    /// `resources/read`.
+    pub(crate) async fn read_resource_now(
+        &self,
+        uri: &str,
+    ) -> Result<ReadResourceResult, McpError> {
+        let target = self.served(uri)?;
+        let failed = |e: ToolError| McpError::internal_error(e.to_string(), None);
+        let (text, mime) = match target {
+            Target::Tree => {
+                let tree = self
+                    .list_terminals(Parameters(ListTerminalsArgs::default()))
+                    .await
+                    .map_err(failed)?;
+                let json = serde_json::to_string_pretty(&tree.0).map_err(|e| {
+                    McpError::internal_error(format!("cannot serialise the tree: {e}"), None)
+                })?;
+                (json, "application/json")
+            }
+            Target::Screen(pane) => {
+                self.existing_pane(uri, pane).await?;
+                let screen = self
+                    .capture_screen(Parameters(CaptureScreenArgs {
+                        target: pane.to_string(),
+                        start: None,
+                        end: None,
+                        whole_history: false,
+                        escapes: false,
+                        max_bytes: None,
+                    }))
+                    .await
+                    .map_err(failed)?;
+                (screen.0.summary(), "text/plain")
+            }
+            Target::Log(pane) => {
+                let conn = self.existing_pane(uri, pane).await?;
+                let po = conn.follow(pane).await.map_err(failed)?;
+                (self.log_text(&po), "text/plain")
+            }
+        };
+        Ok(ReadResourceResult::new(vec![
+            ResourceContents::text(text, uri).with_mime_type(mime),
+        ]))
+    }
+
+    /// The connection, once `pane` is known to exist.
+    async fn existing_pane(&self, uri: &str, pane: PaneId) -> Result<Arc<Conn>, McpError> {
+        let conn = self
+            .conn()
+            .await
+            .map_err(|e| McpError::internal_error(e.to_string(), None))?;
+        conn.resolve(&pane.to_string())
+            .await
+            .map_err(|e| McpError::resource_not_found(format!("{uri}: {e}"), None))?;
+        Ok(conn)
+    }
+
+    /// The log resource's text: a status line saying which range it shows
+    /// and what it leaves out, then the cooked, redacted output.
+    fn log_text(&self, po: &PaneOutput) -> String {
+        let end = po.end_offset();
+        let start = po.start_offset();
+        let from = end.saturating_sub(LOG_TAIL).max(start);
+        let excerpt = self.excerpt(po, from, end, self.screen_budget(None));
+        let pane = po.pane();
+        let shown = from + excerpt.missed_bytes;
+        let mut s = format!(
+            "Output of pane {pane} from cursor {shown} to {end} (escape codes removed, carriage returns and backspaces applied, secrets masked)"
+        );
+        if shown > start {
+            let _ = write!(
+                s,
+                "; the {} bytes before cursor {shown} are left out (read_output target={pane} cursor={start} reads them)",
+                shown - start
+            );
+        }
+        if start > 0 {
+            let _ = write!(s, "; the first {start} bytes are no longer held");
+        }
+        if let Some(o) = excerpt.omitted {
+            let _ = write!(
+                s,
+                "; bytes {}..{} are left out in the middle (read_output target={pane} cursor={} reads them)",
+                o.from_cursor, o.to_cursor, o.from_cursor
+            );
+        }
+        if let Some(lost) = describe_losses(&excerpt.losses) {
+            s.push_str(". ");
+            s.push_str(&lost);
+        }
+        let _ = writeln!(s, ". New output will start at cursor {end}:");
+        s.push_str(&excerpt.text);
+        s
+    }
+
+    /// A client of the `initialize` generation finished its handshake: it
+    /// gets `list_changed` from now on.
+    pub(crate) fn resources_session(&self, peer: Peer<RoleServer>) {
+        self.legacy_sub(peer);
+        self.start_tree();
+    }
+
+    /// The legacy session's subscriber, made on first use.
+    fn legacy_sub(&self, peer: Peer<RoleServer>) -> u64 {
+        let mut state = self.hub().lock();
+        if let Some(id) = state.legacy {
+            return id;
+        }
+        let id = state.next_id;
+        state.next_id += 1;
+        state.legacy = Some(id);
+        state.subs.insert(
+            id,
+            Sub {
+                sink: Sink::Session(peer),
+                uris: Vec::new(),
+                list_changed: true,
+            },
+        );
+        id
+    }
+
+    /// `resources/subscribe` (legacy generation).
+    pub(crate) async fn subscribe_resource(
+        &self,
+        uri: &str,
+        peer: Peer<RoleServer>,
+    ) -> Result<(), McpError> {
+        let target = self.served(uri)?;
+        if let Some(pane) = target.pane() {
+            self.existing_pane(uri, pane).await?;
+        }
+        let id = self.legacy_sub(peer);
+        if let Some(sub) = self.hub().lock().subs.get_mut(&id)
+            && !sub.uris.iter().any(|(u, _)| u == uri)
+        {
+            sub.uris.push((uri.to_owned(), target));
+        }
+        self.start_tree();
+        self.start_panes().await;
+        Ok(())
+    }
+
+    /// `resources/unsubscribe` (legacy generation).
+    pub(crate) fn unsubscribe_resource(&self, uri: &str) -> Result<(), McpError> {
+        Target::parse(uri).ok_or_else(|| not_ours(uri))?;
+        {
+            let mut state = self.hub().lock();
+            if let Some(id) = state.legacy
+                && let Some(sub) = state.subs.get_mut(&id)
+            {
+                sub.uris.retain(|(u, _)| u != uri);
+            }
+        }
+        self.hub().reconcile();
+        Ok(())
+    }
+
+    /// What of a `subscriptions/listen` filter this server serves: list
+    /// changes, and the URIs that name its resources.
+    pub(crate) fn accepted_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
+        let mut accepted = SubscriptionFilter::new();
+        accepted.resources_list_changed = requested.resources_list_changed.filter(|w| *w);
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| self.served(uri).is_ok())
+                .cloned()
+                .collect()
+        });
+        accepted
+    }
+
+    /// One `subscriptions/listen` stream (2026-07-28), until the client
+    /// cancels it.
+    pub(crate) async fn listen_resources(
+        &self,
+        context: SubscriptionContext,
+    ) -> Result<(), McpError> {
+        let accepted = context.accepted();
+        let uris: Vec<(String, Target)> = accepted
+            .resource_subscriptions
+            .iter()
+            .flatten()
+            .filter_map(|uri| Target::parse(uri).map(|t| (uri.clone(), t)))
+            .collect();
+        let list_changed = accepted.resources_list_changed == Some(true);
+        let guard = {
+            let mut state = self.hub().lock();
+            let id = state.next_id;
+            state.next_id += 1;
+            state.subs.insert(
+                id,
+                Sub {
+                    sink: Sink::Listen(context.sink().clone()),
+                    uris,
+                    list_changed,
+                },
+            );
+            Unlisten {
+                shared: self.hub().clone(),
+                id,
+            }
+        };
+        self.start_tree();
+        self.start_panes().await;
+        context.cancelled().await;
+        drop(guard);
+        Ok(())
+    }
+
+    /// A tool call ended: one that may have changed tmux makes the tree be
+    /// looked at again.
+    pub(crate) fn resources_after_tool(&self, tool: &str) {
+        let reads_only =
+            crate::toolsets::toolset_of(tool) == Some(crate::toolsets::Toolset::Inspect);
+        if !reads_only && self.hub().tree_started.load(Ordering::Acquire) {
+            self.hub().kick.notify_one();
+        }
+    }
+
+    /// Starts the task that follows each subscribed pane that has none.
+    async fn start_panes(&self) {
+        let missing = self.hub().reconcile();
+        if missing.is_empty() {
+            return;
+        }
+        let conn = match self.conn().await {
+            Ok(conn) => conn,
+            Err(e) => {
+                tracing::debug!("cannot follow subscribed panes: {e}");
+                return;
+            }
+        };
+        for pane in missing {
+            let po = match conn.follow(pane).await {
+                Ok(po) => po,
+                Err(e) => {
+                    tracing::debug!(%pane, "cannot follow a subscribed pane: {e}");
+                    continue;
+                }
+            };
+            let mut state = self.hub().lock();
+            if state.panes.contains_key(&pane) {
+                continue;
+            }
+            let task = tokio::spawn(follow_pane(Arc::downgrade(self.hub()), po));
+            state.panes.insert(pane, task.abort_handle());
+        }
+    }
+
+    /// Starts the tree task, once.
+    fn start_tree(&self) {
+        if self.hub().tree_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let task = tokio::spawn(follow_tree(
+            Arc::downgrade(self.hub()),
+            self.hub().kick.clone(),
+            Arc::downgrade(&self.inner),
+        ));
+        self.hub().lock().tree = Some(task.abort_handle());
+    }
+}
+
+/// Waits until a debounce period after `last` has passed (a true timer:
+/// the debounce, see [`DEBOUNCE`]).
+async fn debounce(last: Option<Instant>) {
+    if let Some(last) = last {
+        tokio::time::sleep_until(last + DEBOUNCE).await;
+    }
+}
+
+/// Sends updates of one pane's resources as its output and state change,
+/// debounced, until the pane's output ends.
+async fn follow_pane(shared: Weak<Shared>, po: PaneOutput) {
+    let pane = po.pane();
+    let mut output = po.stream();
+    let mut states = po.state_changes();
+    let mut last: Option<Instant> = None;
+    loop {
+        // Pushed: the stream wakes when bytes arrive, the state stream
+        // when tmux reports a change. One byte is enough to know.
+        let ended = tokio::select! {
+            chunk = output.next_max(1) => chunk.is_none(),
+            state = states.next() => state.is_none(),
+        };
+        if !ended {
+            debounce(last).await;
+            // What arrived meanwhile is covered by this update.
+            output.skip_to_end();
+        }
+        let Some(hub) = shared.upgrade() else { return };
+        let sinks = hub.pane_sinks(pane);
+        if ended {
+            hub.kick.notify_one();
+        }
+        drop(hub);
+        for (sink, uri) in &sinks {
+            sink.updated(uri).await;
+        }
+        last = Some(Instant::now());
+        if ended {
+            return;
+        }
+    }
+}
+
+/// The parts of the tree whose change makes `tmux://terminals` change, and
+/// the panes, whose coming and going changes the resource list.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Tree {
+    panes: BTreeSet<PaneId>,
+    layout: Vec<(u32, u32, u32, u32, u32, u32, bool)>,
+}
+
+async fn tree_of(conn: &Conn) -> Option<Tree> {
+    let rows = conn.tmux.run(ListPanes::all()).await.ok()?;
+    let mut tree = Tree::default();
+    for r in rows.iter().filter(|r| r.session != conn.home.0) {
+        tree.panes.insert(r.id);
+        tree.layout.push((
+            r.session.0,
+            r.window.0,
+            r.window_index,
+            r.id.0,
+            r.width,
+            r.height,
+            r.dead,
+        ));
+    }
+    tree.layout.sort_unstable();
+    Some(tree)
+}
+
+/// Notifications after which the tree may differ.
+fn structural(n: &Notification) -> bool {
+    matches!(
+        n,
+        Notification::WindowAdd { .. }
+            | Notification::UnlinkedWindowAdd { .. }
+            | Notification::WindowClose { .. }
+            | Notification::UnlinkedWindowClose { .. }
+            | Notification::WindowRenamed { .. }
+            | Notification::UnlinkedWindowRenamed { .. }
+            | Notification::LayoutChange { .. }
+            | Notification::SessionsChanged
+            | Notification::SessionRenamed { .. }
+    )
+}
+
+/// Sends `list_changed` when panes come and go, and updates of
+/// `tmux://terminals` when the tree changes, for every connection the
+/// server makes, until the server is dropped.
+async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner: Weak<Inner>) {
+    // Before a connection, resources/list shows no pane: the panes of the
+    // first connection are a change of the list.
+    let mut known = Tree::default();
+    loop {
+        let Some(server) = inner.upgrade() else {
+            return;
+        };
+        let mut connections = server.backend.connections();
+        let conn = server.backend.current().await;
+        drop(server);
+        let Some(conn) = conn else {
+            // Pushed: wakes when the next connection is made.
+            if connections.changed().await.is_err() {
+                return;
+            }
+            continue;
+        };
+        let mut events = conn.tmux.subscribe();
+        let mut ends: JoinSet<PaneId> = JoinSet::new();
+        let mut watched: HashSet<PaneId> = HashSet::new();
+        let mut last: Option<Instant> = None;
+        let mut first = true;
+        loop {
+            if !first {
+                let look = tokio::select! {
+                    event = events.recv() => match event {
+                        None | Some(Event::Closed(_)) => break,
+                        Some(Event::Notification(n)) => structural(&n),
+                        Some(Event::Gap { .. }) => true,
+                        Some(_) => false,
+                    },
+                    () = kick.notified() => true,
+                    Some(ended) = ends.join_next(), if !ends.is_empty() => {
+                        if let Ok(pane) = ended {
+                            watched.remove(&pane);
+                        }
+                        true
+                    }
+                };
+                if !look {
+                    continue;
+                }
+                debounce(last).await;
+            }
+            first = false;
+            let Some(tree) = tree_of(&conn).await else {
+                continue;
+            };
+            last = Some(Instant::now());
+            // The end of each followed pane is pushed too.
+            for po in conn.tmux.followed().await {
+                if watched.insert(po.pane()) {
+                    ends.spawn(async move {
+                        let mut states = po.state_changes();
+                        while states.next().await.is_some() {}
+                        po.pane()
+                    });
+                }
+            }
+            notify_tree(&shared, &known, &tree).await;
+            known = tree;
+        }
+        // The connection ended: its terminals are gone with it.
+        let empty = Tree::default();
+        notify_tree(&shared, &known, &empty).await;
+        known = empty;
+    }
+}
+
+/// Tells the subscribers what changed between `before` and `now`.
+async fn notify_tree(shared: &Weak<Shared>, before: &Tree, now: &Tree) {
+    if before == now {
+        return;
+    }
+    let Some(hub) = shared.upgrade() else { return };
+    let lists = if before.panes == now.panes {
+        Vec::new()
+    } else {
+        hub.list_sinks()
+    };
+    let trees = hub.sinks(|t| t == Target::Tree);
+    drop(hub);
+    for sink in &lists {
+        sink.list_changed().await;
+    }
+    for (sink, uri) in &trees {
+        sink.updated(uri).await;
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_are_read_in_every_spelling() {
+        assert_eq!(Target::parse(TREE_URI), Some(Target::Tree));
+        for uri in [
+            "tmux://pane/3/screen",
+            "tmux://pane/%3/screen",
+            "tmux://pane/%253/screen",
+        ] {
+            assert_eq!(Target::parse(uri), Some(Target::Screen(PaneId(3))), "{uri}");
+        }
+        assert_eq!(
+            Target::parse("tmux://pane/12/log"),
+            Some(Target::Log(PaneId(12)))
+        );
+        for bad in [
+            "tmux://pane//screen",
+            "tmux://pane/x/screen",
+            "tmux://pane/3/other",
+            "tmux://pane/3",
+            "tmux://pane/-1/log",
+            "tmux://pane/99999999999/log",
+            "file:///etc/passwd",
+            "tmux://terminals/",
+        ] {
+            assert_eq!(Target::parse(bad), None, "{bad}");
+        }
+        assert_eq!(screen_uri(PaneId(3)), "tmux://pane/3/screen");
+        assert_eq!(log_uri(PaneId(3)), "tmux://pane/3/log");
+    }
+
+    #[test]
+    fn a_listen_filter_keeps_only_this_servers_resources() {
+        let requested = SubscriptionFilter::builder()
+            .resources_list_changed()
+            .tools_list_changed()
+            .resource_subscriptions(["tmux://pane/1/screen", "file:///x", TREE_URI])
+            .build();
+        let server = TmuxMcp::new(crate::Config::default()).unwrap();
+        let accepted = server.accepted_filter(&requested);
+        assert_eq!(accepted.resources_list_changed, Some(true));
+        assert_eq!(accepted.tools_list_changed, None);
+        assert_eq!(
+            accepted.resource_subscriptions,
+            Some(vec!["tmux://pane/1/screen".to_owned(), TREE_URI.to_owned()])
+        );
+    }
+}
