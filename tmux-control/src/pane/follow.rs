@@ -24,7 +24,7 @@ use crate::connection::Tmux;
 use crate::connection::{PaneSink, Watcher, WeakTmux};
 use crate::error::{Error, Result};
 use crate::ids::{PaneId, SessionId, WindowId};
-use crate::proto::{Notification, layout_panes};
+use crate::proto::{Notification, layout_pane_sizes};
 
 /// What the api keeps per connection.
 pub(super) struct Follower {
@@ -181,13 +181,32 @@ impl Watcher for Follower {
     fn notification(&self, n: &Notification) {
         use Notification as N;
         match n {
-            N::LayoutChange { window, layout, .. } => {
-                let Some(panes) = layout_panes(layout) else {
+            N::LayoutChange {
+                window,
+                layout,
+                #[cfg_attr(not(feature = "emulator"), allow(unused_variables))]
+                visible_layout,
+                ..
+            } => {
+                let Some(panes) = layout_pane_sizes(layout) else {
                     return;
                 };
+                // While a pane is zoomed the visible layout has the sizes
+                // the panes really have.
+                #[cfg(feature = "emulator")]
+                let visible = visible_layout
+                    .as_deref()
+                    .and_then(layout_pane_sizes)
+                    .unwrap_or_default();
                 let mut vanished = false;
                 for log in self.all() {
-                    if panes.contains(&log.pane()) {
+                    let me = log.pane();
+                    if let Some(_place) = panes.iter().find(|p| p.pane == me) {
+                        #[cfg(feature = "emulator")]
+                        {
+                            let size = visible.iter().find(|p| p.pane == me).unwrap_or(_place);
+                            log.resize_emulator(size.width, size.height);
+                        }
                         log.update_state(|s| {
                             s.window = Some(*window);
                             s.layout_generation += 1;
@@ -254,6 +273,10 @@ impl Tmux {
         let (session, window) = (place.session, place.window);
         let conn = Follower::of(self)?.connection_for(self, session).await?;
         let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
+        #[cfg(feature = "emulator")]
+        if log.emulator().is_none() {
+            super::emulator::seed(&log, &conn).await?;
+        }
         Ok(PaneOutput::new(log, self.clone()))
     }
 }
