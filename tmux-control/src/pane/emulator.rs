@@ -181,7 +181,9 @@ impl Emulator {
                     text.push(' ');
                     continue;
                 }
-                text.push(cell.c);
+                // alacritty_terminal keeps a tab in the first cell it
+                // skipped (to copy it back as a tab); tmux has a space.
+                text.push(if cell.c == '\t' { ' ' } else { cell.c });
                 if let Some(marks) = cell.zerowidth() {
                     text.extend(marks);
                 }

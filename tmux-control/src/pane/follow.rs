@@ -269,6 +269,10 @@ impl Tmux {
     /// # Ok(()) }
     /// ```
     pub async fn follow(&self, pane: PaneId) -> Result<PaneOutput> {
+        // A pane already followed needs no round trip.
+        if let Some(log) = self.followed_log(pane).await? {
+            return Ok(PaneOutput::new(log, self.clone()));
+        }
         let place = self.resolve(pane).await?;
         let (session, window) = (place.session, place.window);
         let conn = Follower::of(self)?.connection_for(self, session).await?;
@@ -278,6 +282,24 @@ impl Tmux {
             super::emulator::seed(&log, &conn).await?;
         }
         Ok(PaneOutput::new(log, self.clone()))
+    }
+}
+
+impl Tmux {
+    /// The log of `pane` if it is followed through this connection or one
+    /// of its observers and has not ended.
+    async fn followed_log(&self, pane: PaneId) -> Result<Option<Arc<PaneLog>>> {
+        let follower = Follower::of(self)?;
+        if let Some(log) = follower.get(pane).filter(|l| !l.is_ended()) {
+            return Ok(Some(log));
+        }
+        let observers: Vec<Tmux> = follower.observers.lock().await.values().cloned().collect();
+        for observer in observers {
+            if let Some(log) = Follower::of(&observer)?.get(pane).filter(|l| !l.is_ended()) {
+                return Ok(Some(log));
+            }
+        }
+        Ok(None)
     }
 }
 

@@ -181,6 +181,7 @@ async fn shell_programs_match_tmux_cell_for_cell() {
             ),
             ("wide", r"printf '漢字かな混じり 😀 é cafe\u0301 end\n'"),
             ("wide-at-edge", r"printf '%079d漢x\n' 0"),
+            ("tab", r"printf 'a\tb\tc\n12345678\tx\n'"),
             ("seq", "seq 1 200"),
             (
                 "tput",

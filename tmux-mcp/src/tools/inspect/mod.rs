@@ -22,7 +22,7 @@ pub use list::{
 };
 pub use read::{
     CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
-    SearchMatch, SearchOutputArgs, SearchOutputResult,
+    ScreenSource, SearchMatch, SearchOutputArgs, SearchOutputResult,
 };
 pub(crate) use state::facts;
 pub use state::{StateFacts, TerminalState, WaitForStateArgs, WaitForStateResult};
