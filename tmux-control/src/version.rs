@@ -218,6 +218,13 @@ impl Version {
     pub(crate) fn capture_has_trim_flag(&self) -> bool {
         self.at_least(3, 4)
     }
+
+    /// The grid keeps a tab a program wrote as one cell spanning to the
+    /// next tab stop, and `capture-pane -p` writes it back as `\t` (3.6;
+    /// earlier versions write the spaces).
+    pub(crate) fn capture_keeps_tabs(&self) -> bool {
+        self.at_least(3, 6)
+    }
 }
 
 /// [`Version::OLDEST_SUPPORTED`] as a static, for `&'static` uses.

@@ -164,16 +164,30 @@ impl Emulator {
         }
     }
 
-    /// The screen now.
-    pub(super) fn screen(&self) -> EmulatedScreen {
+    /// The screen now; with `tabs`, a tab still whole on the screen is
+    /// written as `\t`, as `capture-pane -p` does since tmux 3.6.
+    pub(super) fn screen(&self, tabs: bool) -> EmulatedScreen {
         let grid = self.term.grid();
         let (width, height) = self.size();
         let mut lines = Vec::with_capacity(grid.screen_lines());
         for row in 0..grid.screen_lines() {
             let row = Line(i32::try_from(row).unwrap_or(i32::MAX));
             let mut text = String::with_capacity(grid.columns());
-            for col in 0..grid.columns() {
+            let mut col = 0;
+            while col < grid.columns() {
                 let cell = &grid[row][Column(col)];
+                col += 1;
+                if tabs && cell.c == '\t' {
+                    // The cells the tab skipped are blank up to the next
+                    // stop (every 8 columns) unless something was written
+                    // over them.
+                    text.push('\t');
+                    let stop = (col.div_ceil(8) * 8).min(grid.columns());
+                    while col < stop && grid[row][Column(col)].c == ' ' {
+                        col += 1;
+                    }
+                    continue;
+                }
                 if cell.flags.contains(Flags::WIDE_CHAR_SPACER) {
                     continue;
                 }
@@ -376,7 +390,9 @@ impl PaneOutput {
     pub fn emulated_screen(&self) -> Option<EmulatedScreen> {
         let mut slot = self.log.emulator();
         self.log.catch_up(&mut slot);
-        slot.as_ref().map(Emulator::screen)
+        // Written as tmux's captures write them: tabs kept since 3.6.
+        let tabs = self.tmux.version().capture_keeps_tabs();
+        slot.as_ref().map(|e| e.screen(tabs))
     }
 
     /// Seeds the emulator again from tmux's screen (`capture-pane -e` and
@@ -445,14 +461,17 @@ mod tests {
         let mut e = Emulator::blank(10, 3, 0);
         let text = "ab\u{6f22}c\r\ne\u{301}x\x1b[31m red";
         e.feed(text.as_bytes());
-        let s = e.screen();
+        let s = e.screen(false);
         assert_eq!(s.lines, ["ab\u{6f22}c", "e\u{301}x red", ""]);
         assert_eq!(
             (s.cursor_x, s.cursor_y, s.offset),
             (6, 1, text.len() as u64)
         );
         e.feed(b"\r\n1\r\n2");
-        assert_eq!(e.screen().lines, ["e\u{301}x red", "1", "2"]);
+        assert_eq!(e.screen(false).lines, ["e\u{301}x red", "1", "2"]);
+        e.feed(b"\r\na\tb\r\n1234567\tx");
+        assert_eq!(e.screen(false).lines, ["2", "a       b", "1234567 x"]);
+        assert_eq!(e.screen(true).lines, ["2", "a\tb", "1234567\tx"]);
     }
 
     #[test]
@@ -465,11 +484,11 @@ mod tests {
             bytes::Bytes::from_static(b"end"),
         ];
         let mut e = seeded(&lines, state, 100);
-        let s = e.screen();
+        let s = e.screen(false);
         assert_eq!(s.lines, ["top", "bold", "", "end"]);
         assert_eq!((s.cursor_x, s.cursor_y, s.offset), (2, 1, 100));
         // The region is rows 1..=2: a line feed at its bottom scrolls only it.
         e.feed(b"\x1b[3;1Hx\n");
-        assert_eq!(e.screen().lines, ["top", "x", "", "end"]);
+        assert_eq!(e.screen(false).lines, ["top", "x", "", "end"]);
     }
 }
