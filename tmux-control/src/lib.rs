@@ -105,6 +105,8 @@ mod version;
 pub use connection::{ConnectOptions, Event, Subscription, Tmux};
 pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
+#[cfg(feature = "emulator")]
+pub use pane::EmulatedScreen;
 pub use pane::{
     Expect, FinishedCommand, Launch, Loss, LossReason, Mark, MarkScanner, Marks, Match,
     NONCE_VARIABLE, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,

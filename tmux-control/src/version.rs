@@ -218,6 +218,14 @@ impl Version {
     pub(crate) fn capture_has_trim_flag(&self) -> bool {
         self.at_least(3, 4)
     }
+
+    /// The grid keeps a tab a program wrote as one cell spanning to the
+    /// next tab stop, and `capture-pane -p` writes it back as `\t` (3.6;
+    /// earlier versions write the spaces).
+    #[cfg(feature = "emulator")]
+    pub(crate) fn capture_keeps_tabs(&self) -> bool {
+        self.at_least(3, 6)
+    }
 }
 
 /// [`Version::OLDEST_SUPPORTED`] as a static, for `&'static` uses.
@@ -334,6 +342,8 @@ mod tests {
         let v = Version::parse;
         assert!(!v("3.3a").capture_has_trim_flag());
         assert!(v("3.4").capture_has_trim_flag());
+        #[cfg(feature = "emulator")]
+        assert!(!v("3.5a").capture_keeps_tabs() && v("3.6a").capture_keeps_tabs());
         assert!(!v("3.3a").show_buffer_is_raw());
         assert!(v("3.4").show_buffer_is_raw());
         assert!(!v("3.3a").escapes_replies() && !v("3.6a").escapes_replies());

@@ -24,7 +24,7 @@ use crate::connection::Tmux;
 use crate::connection::{PaneSink, Watcher, WeakTmux};
 use crate::error::{Error, Result};
 use crate::ids::{PaneId, SessionId, WindowId};
-use crate::proto::{Notification, layout_panes};
+use crate::proto::{Notification, layout_pane_sizes};
 
 /// What the api keeps per connection.
 pub(super) struct Follower {
@@ -181,13 +181,32 @@ impl Watcher for Follower {
     fn notification(&self, n: &Notification) {
         use Notification as N;
         match n {
-            N::LayoutChange { window, layout, .. } => {
-                let Some(panes) = layout_panes(layout) else {
+            N::LayoutChange {
+                window,
+                layout,
+                #[cfg_attr(not(feature = "emulator"), allow(unused_variables))]
+                visible_layout,
+                ..
+            } => {
+                let Some(panes) = layout_pane_sizes(layout) else {
                     return;
                 };
+                // While a pane is zoomed the visible layout has the sizes
+                // the panes really have.
+                #[cfg(feature = "emulator")]
+                let visible = visible_layout
+                    .as_deref()
+                    .and_then(layout_pane_sizes)
+                    .unwrap_or_default();
                 let mut vanished = false;
                 for log in self.all() {
-                    if panes.contains(&log.pane()) {
+                    let me = log.pane();
+                    if let Some(_place) = panes.iter().find(|p| p.pane == me) {
+                        #[cfg(feature = "emulator")]
+                        {
+                            let size = visible.iter().find(|p| p.pane == me).unwrap_or(_place);
+                            log.resize_emulator(size.width, size.height);
+                        }
                         log.update_state(|s| {
                             s.window = Some(*window);
                             s.layout_generation += 1;
@@ -250,11 +269,37 @@ impl Tmux {
     /// # Ok(()) }
     /// ```
     pub async fn follow(&self, pane: PaneId) -> Result<PaneOutput> {
+        // A pane already followed needs no round trip.
+        if let Some(log) = self.followed_log(pane).await? {
+            return Ok(PaneOutput::new(log, self.clone()));
+        }
         let place = self.resolve(pane).await?;
         let (session, window) = (place.session, place.window);
         let conn = Follower::of(self)?.connection_for(self, session).await?;
         let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
+        #[cfg(feature = "emulator")]
+        if log.emulator().is_none() {
+            super::emulator::seed(&log, &conn).await?;
+        }
         Ok(PaneOutput::new(log, self.clone()))
+    }
+}
+
+impl Tmux {
+    /// The log of `pane` if it is followed through this connection or one
+    /// of its observers and has not ended.
+    async fn followed_log(&self, pane: PaneId) -> Result<Option<Arc<PaneLog>>> {
+        let follower = Follower::of(self)?;
+        if let Some(log) = follower.get(pane).filter(|l| !l.is_ended()) {
+            return Ok(Some(log));
+        }
+        let observers: Vec<Tmux> = follower.observers.lock().await.values().cloned().collect();
+        for observer in observers {
+            if let Some(log) = Follower::of(&observer)?.get(pane).filter(|l| !l.is_ended()) {
+                return Ok(Some(log));
+            }
+        }
+        Ok(None)
     }
 }
 

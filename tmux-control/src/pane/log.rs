@@ -114,6 +114,9 @@ pub(crate) struct PaneLog {
     pub(super) state_tx: watch::Sender<PaneState>,
     /// The last screen capture and what it is valid for.
     screen: Mutex<Option<(ScreenKey, Vec<String>)>>,
+    /// The emulated screen, when in sync (feature `emulator`).
+    #[cfg(feature = "emulator")]
+    emulator: Mutex<Option<super::emulator::Emulator>>,
 }
 
 #[derive(Debug)]
@@ -122,6 +125,9 @@ pub(super) struct LogInner {
     pub(super) start: u64,
     pub(super) end: u64,
     losses: VecDeque<u64>,
+    /// How many times tmux discarded output (every pause, also those no
+    /// longer in `losses`).
+    pub(super) pauses: u64,
     pub(super) ended: Option<PaneEnd>,
     pub(super) last_output: Option<Instant>,
     pub(super) state: PaneState,
@@ -142,6 +148,7 @@ impl PaneLog {
                 start: 0,
                 end: 0,
                 losses: VecDeque::new(),
+                pauses: 0,
                 ended: None,
                 last_output: None,
                 state: initial,
@@ -149,6 +156,18 @@ impl PaneLog {
             changed,
             state_tx,
             screen: Mutex::new(None),
+            #[cfg(feature = "emulator")]
+            emulator: Mutex::new(None),
+        })
+    }
+
+    #[cfg(feature = "emulator")]
+    pub(super) fn emulator(&self) -> MutexGuard<'_, Option<super::emulator::Emulator>> {
+        // Poisoned only if feeding panicked; the emulator is dropped then.
+        self.emulator.lock().unwrap_or_else(|e| {
+            let mut g = e.into_inner();
+            *g = None;
+            g
         })
     }
 
@@ -169,7 +188,7 @@ impl PaneLog {
         if data.is_empty() {
             return;
         }
-        {
+        let _end = {
             let mut g = self.lock();
             let cap = g.ring.len();
             let src = if data.len() > cap {
@@ -189,13 +208,19 @@ impl PaneLog {
             g.end += data.len() as u64;
             g.start = g.start.max(g.end.saturating_sub(cap as u64));
             g.last_output = Some(Instant::now());
-        }
+            g.end
+        };
+        #[cfg(feature = "emulator")]
+        self.feed_if_behind(_end);
         self.bump();
     }
 
     pub(crate) fn mark_lost(&self) {
+        #[cfg(feature = "emulator")]
+        self.emulator_lost();
         {
             let mut g = self.lock();
+            g.pauses += 1;
             let at = g.end;
             if g.losses.back() != Some(&at) {
                 if g.losses.len() == MAX_LOSSES {

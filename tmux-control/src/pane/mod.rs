@@ -7,7 +7,9 @@
 //! - `stream`: [`PaneStream`], reading the log from any offset.
 //! - `expect`: [`Pattern`] and [`Expect`], push-based waits.
 //! - `state`: [`PaneState`] and its changes.
-//! - `screen`: [`Screen`], the visible screen.
+//! - `screen`: [`Screen`], the visible screen, as tmux captures it.
+//! - `emulator` (feature `emulator`): `EmulatedScreen`, the visible screen
+//!   from an emulator fed with the pane's output.
 //! - `spawn`: [`Tmux::spawn`](crate::Tmux::spawn), a program started in a
 //!   new pane already followed.
 //! - `resolve`: [`Tmux::resolve`](crate::Tmux::resolve), a target to ids.
@@ -19,6 +21,8 @@
 //! Everything here talks to tmux through typed commands on a
 //! [`Tmux`](crate::Tmux) handle.
 
+#[cfg(feature = "emulator")]
+mod emulator;
 mod expect;
 mod follow;
 mod input;
@@ -42,6 +46,8 @@ use futures_core::Stream;
 use tokio::time::Instant;
 use tokio_stream::wrappers::WatchStream;
 
+#[cfg(feature = "emulator")]
+pub use emulator::EmulatedScreen;
 pub use expect::{Expect, Match, Pattern, WaitError};
 pub use input::Typed;
 pub use log::{Loss, LossReason, PaneChunk, PaneEnd};

@@ -114,6 +114,11 @@ impl Tmux {
         }
         let start = output.end_offset();
         self.run(respawn).await?;
+        // respawn-pane clears the screen and homes the cursor; the
+        // placeholder wrote nothing, so the new program's bytes start at
+        // `start` on a blank screen.
+        #[cfg(feature = "emulator")]
+        output.log.reset_emulator_at(start);
         Ok((output, start))
     }
 
@@ -154,6 +159,10 @@ impl Tmux {
         };
         if let Some(output) = followed.iter().find(|o| o.pane() == pane) {
             output.refresh_state().await?;
+            // respawn-pane reset the screen at a point of the output not
+            // known here: the emulator starts again from tmux's screen.
+            #[cfg(feature = "emulator")]
+            output.resync_screen().await?;
         }
         Ok(())
     }

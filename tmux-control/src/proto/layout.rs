@@ -1,6 +1,18 @@
-//! Reading the pane ids out of a tmux layout string.
+//! Reading the panes, and their sizes, out of a tmux layout string.
 
 use crate::ids::PaneId;
+
+/// One pane of a layout string, with its size: see [`layout_pane_sizes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct LayoutPane {
+    /// The pane.
+    pub pane: PaneId,
+    /// Its width in columns.
+    pub width: u32,
+    /// Its height in rows.
+    pub height: u32,
+}
 
 /// The panes of a layout string as sent in `%layout-change` (or by
 /// `#{window_layout}`), in layout order. Returns `None` for a string that is
@@ -16,6 +28,27 @@ use crate::ids::PaneId;
 /// assert!(layout_panes(b"garbage").is_none());
 /// ```
 pub fn layout_panes(layout: &[u8]) -> Option<Vec<PaneId>> {
+    Some(
+        layout_pane_sizes(layout)?
+            .into_iter()
+            .map(|p| p.pane)
+            .collect(),
+    )
+}
+
+/// The panes of a layout string with their sizes (`WxH` of each leaf), in
+/// layout order; `None` for a string that is not a layout. In
+/// `%layout-change` the visible layout gives the sizes panes have while one
+/// is zoomed.
+///
+/// ```
+/// use tmux_control::proto::layout_pane_sizes;
+/// use tmux_control::PaneId;
+/// let panes = layout_pane_sizes(b"b25d,80x24,0,0{40x24,0,0,1,39x24,41,0,2}").unwrap();
+/// assert_eq!((panes[1].pane, panes[1].width, panes[1].height), (PaneId(2), 39, 24));
+/// assert!(layout_pane_sizes(b"garbage").is_none());
+/// ```
+pub fn layout_pane_sizes(layout: &[u8]) -> Option<Vec<LayoutPane>> {
     let (csum, rest) = layout.split_at_checked(5)?;
     if csum[4] != b',' || !csum[..4].iter().all(u8::is_ascii_hexdigit) {
         return None;
@@ -43,7 +76,7 @@ pub fn layout_panes(layout: &[u8]) -> Option<Vec<PaneId>> {
 struct Parser<'a> {
     s: &'a [u8],
     i: usize,
-    out: Vec<PaneId>,
+    out: Vec<LayoutPane>,
 }
 
 impl Parser<'_> {
@@ -76,9 +109,9 @@ impl Parser<'_> {
         if depth > 64 {
             return None;
         }
-        self.number(false)?;
+        let width = self.number(false)?;
         self.expect(b'x')?;
-        self.number(false)?;
+        let height = self.number(false)?;
         self.expect(b',')?;
         self.number(true)?;
         self.expect(b',')?;
@@ -86,7 +119,11 @@ impl Parser<'_> {
         match self.next()? {
             b',' => {
                 let id = self.number(false)?;
-                self.out.push(PaneId(id));
+                self.out.push(LayoutPane {
+                    pane: PaneId(id),
+                    width,
+                    height,
+                });
                 Some(())
             }
             open @ (b'{' | b'[') => {

@@ -51,7 +51,7 @@ pub use decode::{DecodeError, Decoder, FrameError, Limits, Mode};
 pub use encode::{EncodeError, Encoder};
 pub use escape::{EscapeError, escape_output, unescape_output, unescape_output_bytes};
 pub use frame::{Frame, Notification, Reply, ReplyHeader};
-pub use layout::layout_panes;
+pub use layout::{LayoutPane, layout_pane_sizes, layout_panes};
 
 /// Parses one notification line (without its terminator), as the decoder
 /// would outside a reply block. For lines found inside reply bodies, such

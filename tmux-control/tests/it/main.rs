@@ -17,6 +17,8 @@ mod fuzz_seeds;
 mod proto_props;
 mod quoting_props;
 mod quoting_real_tmux;
+#[cfg(feature = "emulator")]
+mod screen_fidelity;
 mod shell;
 mod spawn;
 mod streams;

@@ -156,7 +156,7 @@ async fn line_numbers_and_counts_at_the_edges() {
         .await);
     assert_eq!(
         i64::from(cap.first_line),
-        -i64::from(cap.history_lines),
+        -i64::from(cap.history_lines.unwrap()),
         "{cap:?}"
     );
     assert!(

@@ -5,7 +5,9 @@ use rmcp::handler::server::wrapper::Parameters;
 
 use crate::tools::WaitStatus;
 use crate::tools::execute::{CreateTerminalArgs, SendTextArgs};
-use crate::tools::inspect::{CaptureScreenArgs, PaneInfoArgs, ReadOutputArgs, SearchOutputArgs};
+use crate::tools::inspect::{
+    CaptureScreenArgs, PaneInfoArgs, ReadOutputArgs, ScreenSource, SearchOutputArgs,
+};
 use crate::tools::run::{RunArgs, RunStatus};
 use crate::tools::waits::{WaitForExitArgs, WaitForIdleArgs, WaitForOutputArgs};
 use crate::wait::CallCtx;
@@ -85,6 +87,41 @@ async fn create_run_and_read() {
         }))
         .await);
     assert_eq!(cap.text, "line2");
+    assert_eq!(cap.source, ScreenSource::Tmux, "a range is tmux's");
+    // The visible screen, plain, comes from the emulator, with the same
+    // text as tmux's own capture of it.
+    let args = |escapes| CaptureScreenArgs {
+        target: pane.clone(),
+        start: None,
+        end: None,
+        whole_history: false,
+        escapes,
+        max_bytes: None,
+    };
+    let emulated = ok(f.mcp.capture_screen(Parameters(args(false))).await);
+    assert_eq!(emulated.source, ScreenSource::Emulator, "{emulated:?}");
+    assert_eq!(emulated.history_lines, None);
+    let escaped = ok(f.mcp.capture_screen(Parameters(args(true))).await);
+    assert_eq!(escaped.source, ScreenSource::Tmux);
+    let tmux_lines: Vec<String> = f
+        .mcp
+        .conn()
+        .await
+        .unwrap()
+        .tmux
+        .run(tmux_control::command::CapturePane::new(
+            pane.parse::<tmux_control::PaneId>().unwrap(),
+        ))
+        .await
+        .unwrap()
+        .iter()
+        .map(|l| String::from_utf8_lossy(l).trim_end().to_owned())
+        .collect();
+    assert_eq!(
+        emulated.text,
+        tmux_lines.join("\n").trim_end_matches('\n'),
+        "the emulator's screen is tmux's"
+    );
     let info = ok(f
         .mcp
         .pane_info(Parameters(PaneInfoArgs {

@@ -23,7 +23,7 @@ pub use list::{
 };
 pub use read::{
     CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
-    SearchMatch, SearchOutputArgs, SearchOutputResult,
+    ScreenSource, SearchMatch, SearchOutputArgs, SearchOutputResult,
 };
 pub use regions::{
     ListRegionsArgs, ListRegionsResult, ReadRegionArgs, ReadRegionResult, RegionEntry, RegionMatch,

@@ -66,8 +66,9 @@ pub struct CaptureScreenResult {
     pub cursor_x: u32,
     /// Cursor row.
     pub cursor_y: u32,
-    /// Lines of scrollback above the screen.
-    pub history_lines: u32,
+    /// Lines of scrollback above the screen (absent when the screen came from the emulator: ask with start/end to read history).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub history_lines: Option<u32>,
     /// In copy mode (or another tmux mode).
     pub in_mode: bool,
     /// On the alternate screen (a full-screen program).
@@ -76,6 +77,18 @@ pub struct CaptureScreenResult {
     pub dead: bool,
     /// Output cursor at capture time: wait_for_output from here sees only newer output.
     pub cursor: u64,
+    /// Where the screen came from: "emulator" (tmux-mcp's own terminal emulator, fed with the pane's output; no tmux round trip) or "tmux" (capture-pane: history ranges, escapes, copy mode, or the emulator out of sync).
+    pub source: ScreenSource,
+}
+
+/// Where `capture_screen` read the screen from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ScreenSource {
+    /// The pane's emulated screen, kept from its output.
+    Emulator,
+    /// tmux's `capture-pane`.
+    Tmux,
 }
 
 impl Summary for CaptureScreenResult {
@@ -439,6 +452,48 @@ impl TmuxMcp {
         let r = conn.resolve(&args.target).await?;
         let what = format!("Capturing pane {}", r.pane);
         let po = conn.follow(r.pane).await?;
+        let plain =
+            !args.whole_history && !args.escapes && args.start.is_none() && args.end.is_none();
+        let state = po.state();
+        // The visible screen as plain text comes from the emulator when it
+        // is in sync (no tmux round trip); copy mode shows tmux's own view.
+        if plain
+            && !state.in_mode
+            && let Some(screen) = po.emulated_screen()
+        {
+            let mut lines = screen.lines;
+            let height = i64::from(screen.height);
+            trim_trailing_blank(&mut lines);
+            let last_line = i64::try_from(lines.len()).unwrap_or(height) - 1;
+            let redacted = self.redact_lines(&lines);
+            let (dropped, text) = keep_last_lines(&redacted, self.screen_budget(args.max_bytes));
+            let line = |n: i64| i32::try_from(n).unwrap_or(i32::MAX);
+            return Ok(Json(CaptureScreenResult {
+                pane: r.pane.to_string(),
+                text,
+                first_line: line(i64::try_from(dropped).unwrap_or(0)),
+                last_line: line(last_line.max(0)),
+                omitted_lines: u32::try_from(dropped).unwrap_or(u32::MAX),
+                width: screen.width,
+                height: screen.height,
+                cursor_x: screen.cursor_x,
+                cursor_y: screen.cursor_y,
+                history_lines: None,
+                in_mode: false,
+                alternate_screen: screen.alternate_screen,
+                dead: state.dead,
+                cursor: screen.offset,
+                source: ScreenSource::Emulator,
+            }));
+        }
+        if plain && !state.in_mode {
+            // Out of sync: tmux answers this time, and the emulator is
+            // seeded again for the next read, in the background.
+            let again = po.clone();
+            tokio::spawn(async move {
+                let _ = again.resync_screen().await;
+            });
+        }
         let row = conn.pane_row(r.pane).await?;
         // Line numbers beyond the scrollback or the screen count as its
         // first or last line, as tmux itself takes them; clamping them here
@@ -489,11 +544,12 @@ impl TmuxMcp {
             height: row.height,
             cursor_x: row.cursor_x,
             cursor_y: row.cursor_y,
-            history_lines: row.history_size,
+            history_lines: Some(row.history_size),
             in_mode: row.in_mode,
             alternate_screen: row.alternate_on,
             dead: row.dead,
             cursor: po.end_offset(),
+            source: ScreenSource::Tmux,
         }))
     }
 
