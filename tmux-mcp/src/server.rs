@@ -22,7 +22,7 @@ use crate::config::{Config, ConfigError};
 use crate::guard::Caller;
 use crate::redact::Redactor;
 use crate::reply::ToolError;
-use crate::resources::Resources;
+use crate::resources::state::Resources;
 use crate::schema;
 use crate::toolsets::{ToolSelection, Toolset, toolset_of};
 use rmcp::handler::server::tool::IntoCallToolResult as _;

@@ -1,0 +1,282 @@
+//! The resources' state: the URIs, the subscribers and what each has
+//! subscribed to. Below [`crate::server`], which holds it; the logic that
+//! serves the resources (and calls the tools) is in the parent module.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use rmcp::model::ResourceUpdatedNotificationParam;
+use rmcp::service::SubscriptionSink;
+use rmcp::{ErrorData as McpError, Peer, RoleServer};
+use tmux_control::PaneId;
+use tokio::task::AbortHandle;
+
+/// The terminal tree's URI.
+pub(crate) const TREE_URI: &str = "tmux://terminals";
+
+/// The template of a pane's screen.
+pub(crate) const SCREEN_TEMPLATE: &str = "tmux://pane/{pane}/screen";
+
+/// The template of a pane's output log.
+pub(crate) const LOG_TEMPLATE: &str = "tmux://pane/{pane}/log";
+
+/// The shortest time between two updates of one resource (a true timer:
+/// the debounce period, not a polling interval).
+pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
+
+/// Raw bytes of output the log resource covers at most: the tail of the
+/// pane's log.
+pub(super) const LOG_TAIL: u64 = 32 * 1024;
+
+/// What a URI names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum Target {
+    /// `tmux://terminals`.
+    Tree,
+    /// `tmux://pane/N/screen`.
+    Screen(PaneId),
+    /// `tmux://pane/N/log`.
+    Log(PaneId),
+}
+
+impl Target {
+    /// Reads one of this server's resource URIs.
+    pub(crate) fn parse(uri: &str) -> Option<Self> {
+        if uri == TREE_URI {
+            return Some(Self::Tree);
+        }
+        let rest = uri.strip_prefix("tmux://pane/")?;
+        let (pane, kind) = rest.split_once('/')?;
+        let number = pane
+            .strip_prefix("%25")
+            .or_else(|| pane.strip_prefix('%'))
+            .unwrap_or(pane);
+        if number.is_empty() || !number.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let pane = PaneId(number.parse().ok()?);
+        match kind {
+            "screen" => Some(Self::Screen(pane)),
+            "log" => Some(Self::Log(pane)),
+            _ => None,
+        }
+    }
+
+    pub(super) fn pane(self) -> Option<PaneId> {
+        match self {
+            Self::Tree => None,
+            Self::Screen(p) | Self::Log(p) => Some(p),
+        }
+    }
+
+    /// The tool that reads the same thing: the resource is served only
+    /// when that tool is enabled, so a toolset that is off stays off.
+    pub(super) fn tool(self) -> &'static str {
+        match self {
+            Self::Tree => "list_terminals",
+            Self::Screen(_) => "capture_screen",
+            Self::Log(_) => "read_output",
+        }
+    }
+}
+
+/// The canonical URI of a pane's screen.
+pub(crate) fn screen_uri(pane: PaneId) -> String {
+    format!("tmux://pane/{}/screen", pane.0)
+}
+
+/// The canonical URI of a pane's log.
+pub(crate) fn log_uri(pane: PaneId) -> String {
+    format!("tmux://pane/{}/log", pane.0)
+}
+
+pub(super) fn not_served(uri: &str, tool: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "{uri:?} is not served: it shows what the tool {tool} shows, and {tool} is not enabled on this server"
+        ),
+        None,
+    )
+}
+
+pub(super) fn not_ours(uri: &str) -> McpError {
+    McpError::resource_not_found(
+        format!(
+            "{uri:?} is not a resource of this server; its resources are {TREE_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
+        ),
+        None,
+    )
+}
+
+/// Where notifications for one subscriber go.
+#[derive(Clone)]
+pub(super) enum Sink {
+    /// A session of the `initialize` generation.
+    Session(Peer<RoleServer>),
+    /// One `subscriptions/listen` stream (2026-07-28).
+    Listen(SubscriptionSink),
+}
+
+impl Sink {
+    pub(super) async fn updated(&self, uri: &str) {
+        let sent = match self {
+            Self::Session(peer) => peer
+                .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
+                .await
+                .map_err(|e| e.to_string()),
+            Self::Listen(sink) => sink
+                .notify_resource_updated(uri)
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(%uri, "resource update not delivered: {e}");
+        }
+    }
+
+    pub(super) async fn list_changed(&self) {
+        let sent = match self {
+            Self::Session(peer) => peer
+                .notify_resource_list_changed()
+                .await
+                .map_err(|e| e.to_string()),
+            Self::Listen(sink) => sink
+                .notify_resource_list_changed()
+                .await
+                .map_err(|e| e.to_string()),
+        };
+        if let Err(e) = sent {
+            tracing::debug!("resource list change not delivered: {e}");
+        }
+    }
+}
+
+/// One subscriber: a legacy session or a listen stream.
+pub(super) struct Sub {
+    pub(super) sink: Sink,
+    /// The URIs as the client spelled them, and what they name.
+    pub(super) uris: Vec<(String, Target)>,
+    /// Wants `notifications/resources/list_changed`.
+    pub(super) list_changed: bool,
+}
+
+#[derive(Default)]
+pub(super) struct State {
+    pub(super) next_id: u64,
+    pub(super) subs: HashMap<u64, Sub>,
+    /// The id of the legacy session's subscriber, once there is one.
+    pub(super) legacy: Option<u64>,
+    /// The task that follows each subscribed pane.
+    pub(super) panes: HashMap<PaneId, AbortHandle>,
+    /// The task that follows the tree.
+    pub(super) tree: Option<AbortHandle>,
+}
+
+pub(super) struct Shared {
+    pub(super) state: Mutex<State>,
+    /// Tells the tree task to look again (a tool changed tmux, a pane
+    /// ended). Its own `Arc`, so the tree task never keeps `Shared` alive.
+    pub(super) kick: Arc<tokio::sync::Notify>,
+    pub(super) tree_started: AtomicBool,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        for task in state.panes.values() {
+            task.abort();
+        }
+        if let Some(task) = &state.tree {
+            task.abort();
+        }
+    }
+}
+
+impl Shared {
+    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Every (sink, URI) subscribed to a resource of `pane`.
+    pub(super) fn pane_sinks(&self, pane: PaneId) -> Vec<(Sink, String)> {
+        self.sinks(|t| t.pane() == Some(pane))
+    }
+
+    pub(super) fn sinks(&self, wanted: impl Fn(Target) -> bool) -> Vec<(Sink, String)> {
+        self.lock()
+            .subs
+            .values()
+            .flat_map(|s| {
+                s.uris
+                    .iter()
+                    .filter(|(_, t)| wanted(*t))
+                    .map(|(uri, _)| (s.sink.clone(), uri.clone()))
+            })
+            .collect()
+    }
+
+    pub(super) fn list_sinks(&self) -> Vec<Sink> {
+        self.lock()
+            .subs
+            .values()
+            .filter(|s| s.list_changed)
+            .map(|s| s.sink.clone())
+            .collect()
+    }
+
+    /// The panes some subscriber wants that have no task yet; stops the
+    /// tasks of panes nobody wants any more.
+    pub(super) fn reconcile(&self) -> Vec<PaneId> {
+        let mut state = self.lock();
+        let wanted: HashSet<PaneId> = state
+            .subs
+            .values()
+            .flat_map(|s| s.uris.iter().filter_map(|(_, t)| t.pane()))
+            .collect();
+        state.panes.retain(|pane, task| {
+            let keep = wanted.contains(pane) && !task.is_finished();
+            if !keep {
+                task.abort();
+            }
+            keep
+        });
+        wanted
+            .into_iter()
+            .filter(|p| !state.panes.contains_key(p))
+            .collect()
+    }
+}
+
+/// The live resources of one server: subscribers and the tasks that
+/// follow what they subscribed to.
+pub(crate) struct Resources {
+    pub(super) shared: Arc<Shared>,
+}
+
+impl Resources {
+    pub(crate) fn new() -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State::default()),
+                kick: Arc::new(tokio::sync::Notify::new()),
+                tree_started: AtomicBool::new(false),
+            }),
+        }
+    }
+}
+
+/// Removes a listen stream's subscriber when its `listen` call ends, also
+/// when the call is dropped.
+pub(super) struct Unlisten {
+    pub(super) shared: Arc<Shared>,
+    pub(super) id: u64,
+}
+
+impl Drop for Unlisten {
+    fn drop(&mut self) {
+        self.shared.lock().subs.remove(&self.id);
+        self.shared.reconcile();
+    }
+}
