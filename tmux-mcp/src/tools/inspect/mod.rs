@@ -55,6 +55,26 @@ pub(crate) fn cancelled(what: &str) -> ToolError {
     ToolError::new(what, "the client cancelled the request", "Nothing to do")
 }
 
+/// The compiled regex of a search, or the tool error that names the bad
+/// pattern.
+pub(crate) fn search_regex(
+    what: &str,
+    pattern: &str,
+    literal: bool,
+    ignore_case: bool,
+) -> Result<regex::Regex, ToolError> {
+    regex::RegexBuilder::new(&pattern_source(pattern, literal, ignore_case))
+        .size_limit(1 << 22)
+        .build()
+        .map_err(|e| {
+            ToolError::new(
+                what,
+                format!("the pattern is not a valid regular expression: {e}"),
+                "Fix the pattern (Rust regex syntax), or pass literal=true to search for the text as is",
+            )
+        })
+}
+
 /// Builds the regex for a wait or search.
 pub(crate) fn pattern_source(pattern: &str, literal: bool, ignore_case: bool) -> String {
     let body = if literal {

@@ -3,7 +3,6 @@
 
 use std::fmt::Write as _;
 
-use regex::RegexBuilder;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -15,7 +14,7 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
 use crate::text::{cook, json_len, json_prefix, keep_last_lines, trim_trailing_blank};
-use crate::tools::inspect::pattern_source;
+use crate::tools::inspect::search_regex;
 
 // ---------------------------------------------------------------- capture_screen
 
@@ -632,10 +631,7 @@ impl TmuxMcp {
         let conn = self.conn().await?;
         let r = conn.resolve(&args.target).await?;
         let what = format!("Searching pane {}", r.pane);
-        let re = RegexBuilder::new(&pattern_source(&args.pattern, args.literal, args.ignore_case))
-            .size_limit(1 << 22)
-            .build()
-            .map_err(|e| ToolError::new(what.clone(), format!("the pattern is not a valid regular expression: {e}"), "Fix the pattern (Rust regex syntax), or pass literal=true to search for the text as is"))?;
+        let re = search_regex(&what, &args.pattern, args.literal, args.ignore_case)?;
         conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         let raw = conn

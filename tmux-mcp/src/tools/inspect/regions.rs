@@ -2,7 +2,6 @@
 //! (see [`crate::regions`]): what each command in a terminal printed and
 //! how it ended.
 
-use regex::RegexBuilder;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
@@ -15,7 +14,7 @@ use crate::server::TmuxMcp;
 use crate::shape::{Highlight, LossReport, describe_losses};
 use crate::text::cook;
 use crate::tools::Omitted;
-use crate::tools::inspect::pattern_source;
+use crate::tools::inspect::search_regex;
 
 /// Most regions `list_regions` returns.
 const MAX_LIST: usize = 200;
@@ -364,10 +363,7 @@ impl TmuxMcp {
     ) -> Result<Json<SearchRegionsResult>, ToolError> {
         let (po, regions) = self.regions_of(&args.target).await?;
         let what = format!("Searching the regions of pane {}", po.pane());
-        let re = RegexBuilder::new(&pattern_source(&args.pattern, args.literal, args.ignore_case))
-            .size_limit(1 << 22)
-            .build()
-            .map_err(|e| ToolError::new(what.clone(), format!("the pattern is not a valid regular expression: {e}"), "Fix the pattern (Rust regex syntax), or pass literal=true to search for the text as is"))?;
+        let re = search_regex(&what, &args.pattern, args.literal, args.ignore_case)?;
         let max = usize::try_from(args.max_matches.unwrap_or(50).min(500)).unwrap_or(500);
         let budget = self.budget(None) / 2;
         let mut out = SearchRegionsResult {
