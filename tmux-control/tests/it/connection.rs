@@ -387,10 +387,9 @@ async fn a_client_reached_over_plain_streams_runs_commands_and_follows_panes() {
     let iso = IsolatedServer::new().unwrap();
     bounded(async {
         // The isolated server's private socket (-S), never the default one.
-        let socket = iso.socket_path();
-        let private = ["-S".as_ref(), socket.as_os_str()];
-        let mut child = tokio::process::Command::new("tmux")
-            .args(private)
+        let mut child = tokio::process::Command::new("tmux") // -S: the private socket
+            .arg("-S")
+            .arg(iso.socket_path())
             .args([
                 "-f",
                 "/dev/null",
