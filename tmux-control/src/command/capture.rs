@@ -49,6 +49,7 @@ pub struct CapturePane {
     escapes: bool,
     join: bool,
     trailing_spaces: bool,
+    saved: bool,
 }
 
 impl CapturePane {
@@ -67,7 +68,23 @@ impl CapturePane {
             escapes: false,
             join: false,
             trailing_spaces: false,
+            saved: false,
         }
+    }
+
+    /// The normal screen that a full-screen program's alternate screen
+    /// hides (`-a -q`): what the pane shows again when the program ends.
+    /// Empty when the pane is not on the alternate screen.
+    ///
+    /// ```
+    /// use tmux_control::command::{CommandLine, CapturePane};
+    /// let line = CommandLine::of(&CapturePane::new("p").saved_screen())?;
+    /// assert!(line.to_string().ends_with(" -a -q"));
+    /// # Ok::<(), tmux_control::Error>(())
+    /// ```
+    pub fn saved_screen(mut self) -> Self {
+        self.saved = true;
+        self
     }
 
     /// First line (`-S N`); negative numbers are history lines.
@@ -208,6 +225,7 @@ impl Command for CapturePane {
         // spaces the program wrote, as `-N` did before.
         let pads = self.trailing_spaces && !self.join;
         line.flag_if("-T", pads && line.version().capture_has_trim_flag())?;
+        line.flag_if("-a", self.saved)?.flag_if("-q", self.saved)?;
         Ok(())
     }
 

@@ -1,5 +1,5 @@
 //! A followed pane's screen emulated from its output (feature `emulator`):
-//! [`PaneOutput::emulated_screen`] reads it with no tmux round trip.
+//! [`PaneOutput::emulated_screen`](super::PaneOutput::emulated_screen) reads it with no tmux round trip.
 //!
 //! Each followed pane's log holds an [`Emulator`] (an `alacritty_terminal`
 //! grid with a short history, for resizes) and the output offset it has been fed to. It
@@ -13,11 +13,9 @@
 //!
 //! It stops being in sync when output it has not seen is gone (evicted
 //! from the log, or discarded by tmux's flow control), or when a seed could
-//! not be taken at a quiet moment; [`PaneOutput::emulated_screen`] then
-//! answers `None` until [`PaneOutput::resync_screen`] seeds it again, and
-//! callers use [`PaneOutput::screen`] (tmux's answer) meanwhile.
-
-use std::sync::Arc;
+//! not be taken at a quiet moment; [`PaneOutput::emulated_screen`](super::PaneOutput::emulated_screen) then
+//! answers `None` until [`PaneOutput::resync_screen`](super::PaneOutput::resync_screen) seeds it again, and
+//! callers use [`PaneOutput::screen`](super::PaneOutput::screen) (tmux's answer) meanwhile.
 
 use alacritty_terminal::event::VoidListener;
 use alacritty_terminal::grid::Dimensions;
@@ -26,32 +24,28 @@ use alacritty_terminal::term::cell::Flags;
 use alacritty_terminal::term::{Config, Term, TermMode};
 use alacritty_terminal::vte::ansi::Processor;
 
-use super::PaneOutput;
-use super::log::PaneLog;
-use crate::command::{CapturePane, DisplayMessage};
-use crate::error::Result;
-
 /// Once this many bytes wait for the emulator, the connection's task feeds
 /// them at once instead of leaving it to the next read: well under the
 /// smallest log, so nothing is evicted unseen, and small enough that one
 /// feed holds the connection's task for about a millisecond.
-const EAGER_BYTES: u64 = 64 * 1024;
+pub(super) const EAGER_BYTES: u64 = 64 * 1024;
 
 /// Lines the emulator keeps above the screen: not read, but when tmux
 /// makes a pane taller it pulls lines back down from its history, and the
 /// emulator needs them to do the same. About 200 KB per 80-column pane.
 const HISTORY_LINES: usize = 100;
 
-/// How many times [`PaneOutput::resync_screen`] asks tmux for a seed when
+/// How many times [`PaneOutput::resync_screen`](super::PaneOutput::resync_screen) asks tmux for a seed when
 /// the pane writes (or is resized) while it asks.
-const SEED_TRIES: usize = 3;
+pub(super) const SEED_TRIES: usize = 3;
 
 /// What the seed asks tmux besides the capture, in this order.
-const SEED_FORMAT: &str = "#{cursor_x} #{cursor_y} #{pane_width} #{pane_height} #{alternate_on} \
-#{scroll_region_upper} #{scroll_region_lower} #{insert_flag} #{wrap_flag} #{origin_flag}";
+pub(super) const SEED_FORMAT: &str = "#{cursor_x} #{cursor_y} #{pane_width} #{pane_height} #{alternate_on} \
+#{scroll_region_upper} #{scroll_region_lower} #{insert_flag} #{wrap_flag} #{origin_flag} \
+#{alternate_saved_x} #{alternate_saved_y}";
 
 /// A pane's visible screen as the emulator holds it: see
-/// [`PaneOutput::emulated_screen`].
+/// [`PaneOutput::emulated_screen`](super::PaneOutput::emulated_screen).
 ///
 /// ```
 /// use tmux_control::EmulatedScreen;
@@ -221,7 +215,7 @@ impl Emulator {
 
 /// What the seed's `display-message` said.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct SeedState {
+pub(super) struct SeedState {
     cursor_x: u32,
     cursor_y: u32,
     width: u32,
@@ -232,10 +226,13 @@ struct SeedState {
     insert: bool,
     wrap: bool,
     origin: bool,
+    /// The cursor of the normal screen, while on the alternate one.
+    saved_x: u32,
+    saved_y: u32,
 }
 
 impl SeedState {
-    fn parse(text: &[u8]) -> Option<Self> {
+    pub(super) fn parse(text: &[u8]) -> Option<Self> {
         let text = std::str::from_utf8(text).ok()?;
         let mut n = text.split(' ').map(|v| v.trim().parse::<u32>().ok());
         let mut next = || n.next().flatten();
@@ -250,25 +247,50 @@ impl SeedState {
             insert: next()? == 1,
             wrap: next()? == 1,
             origin: next()? == 1,
+            // Not on the alternate screen, tmux may leave these empty.
+            saved_x: next().unwrap_or(0),
+            saved_y: next().unwrap_or(0),
         })
     }
 }
 
-/// An emulator showing what tmux captured, fed up to `offset`.
-fn seeded(lines: &[bytes::Bytes], state: SeedState, offset: u64) -> Emulator {
-    let mut e = Emulator::blank(state.width, state.height, 0);
-    let mut init = Vec::with_capacity(lines.iter().map(|l| l.len() + 8).sum::<usize>() + 64);
-    if state.alternate {
-        // The primary screen is not captured: it stays blank.
-        init.extend_from_slice(b"\x1b[?1049h");
-    }
-    for (i, line) in lines.iter().take(state.height as usize).enumerate() {
+/// Writes captured `lines` from the top of the screen.
+fn draw(init: &mut Vec<u8>, lines: &[bytes::Bytes], height: u32) {
+    for (i, line) in lines.iter().take(height as usize).enumerate() {
         if i > 0 {
             init.extend_from_slice(b"\x1b[0m\r\n");
         }
         init.extend_from_slice(line);
     }
     init.extend_from_slice(b"\x1b[0m");
+}
+
+/// An emulator showing what tmux captured, fed up to `offset`: the
+/// visible `lines` and, on the alternate screen, the normal screen it
+/// hides (`saved`), so the pane is right again when the program ends.
+pub(super) fn seeded(
+    lines: &[bytes::Bytes],
+    saved: &[bytes::Bytes],
+    state: SeedState,
+    offset: u64,
+) -> Emulator {
+    let mut e = Emulator::blank(state.width, state.height, 0);
+    let mut init = Vec::with_capacity(
+        lines
+            .iter()
+            .chain(saved)
+            .map(|l| l.len() + 8)
+            .sum::<usize>()
+            + 96,
+    );
+    if state.alternate {
+        draw(&mut init, saved, state.height);
+        let x = state.saved_x.min(state.width.saturating_sub(1));
+        init.extend_from_slice(format!("\x1b[{};{}H", state.saved_y + 1, x + 1).as_bytes());
+        // Saves that cursor and switches to a clear alternate screen.
+        init.extend_from_slice(b"\x1b[?1049h\x1b[H");
+    }
+    draw(&mut init, lines, state.height);
     if state.upper != 0 || state.lower + 1 != state.height {
         init.extend_from_slice(format!("\x1b[{};{}r", state.upper + 1, state.lower + 1).as_bytes());
     }
@@ -290,165 +312,6 @@ fn seeded(lines: &[bytes::Bytes], state: SeedState, offset: u64) -> Emulator {
     e.feed(&init);
     e.fed = offset;
     e
-}
-
-impl PaneLog {
-    /// Feeds the emulator what it has not seen; drops it (out of sync) if
-    /// some of that is no longer held.
-    pub(super) fn catch_up(&self, slot: &mut Option<Emulator>) {
-        let Some(e) = slot.as_mut() else {
-            return;
-        };
-        loop {
-            let chunk = {
-                let g = self.lock();
-                if e.fed < g.start {
-                    None
-                } else if e.fed >= g.end {
-                    return;
-                } else {
-                    let len = usize::try_from((g.end - e.fed).min(EAGER_BYTES)).unwrap_or(0);
-                    Some(g.copy_out(e.fed, len))
-                }
-            };
-            match chunk {
-                Some(data) => e.feed(&data),
-                None => {
-                    *slot = None;
-                    return;
-                }
-            }
-        }
-    }
-
-    /// After an append: feeds the emulator now if much is waiting.
-    pub(super) fn feed_if_behind(&self, end: u64) {
-        let mut slot = self.emulator();
-        if slot
-            .as_ref()
-            .is_some_and(|e| end - e.fed.min(end) > EAGER_BYTES)
-        {
-            self.catch_up(&mut slot);
-        }
-    }
-
-    /// tmux discarded output here: the emulator, fed up to this point, is
-    /// out of sync from now on.
-    pub(super) fn emulator_lost(&self) {
-        let mut slot = self.emulator();
-        self.catch_up(&mut slot);
-        *slot = None;
-    }
-
-    /// tmux resized the pane: resizes the emulator after the output so far.
-    pub(crate) fn resize_emulator(&self, cols: u32, rows: u32) {
-        let mut slot = self.emulator();
-        self.catch_up(&mut slot);
-        if let Some(e) = slot.as_mut() {
-            e.resize(cols, rows);
-        }
-    }
-
-    /// The pane's program was started again at output offset `at`, which
-    /// reset its screen: the emulator starts blank there.
-    pub(super) fn reset_emulator_at(&self, at: u64) {
-        let mut slot = self.emulator();
-        if let Some(e) = slot.as_mut() {
-            let (cols, rows) = e.size();
-            *e = Emulator::blank(cols, rows, at);
-        }
-    }
-}
-
-impl PaneOutput {
-    /// The pane's visible screen from the emulator fed with its output
-    /// (feature `emulator`), with no tmux round trip; `None` while the
-    /// emulator is not in sync with tmux (output it did not see was lost,
-    /// or the pane wrote without pause while it was being seeded): then
-    /// [`PaneOutput::resync_screen`] seeds it again, and
-    /// [`PaneOutput::screen`] asks tmux.
-    ///
-    /// It can differ from tmux's own screen where the emulator reads a
-    /// sequence differently; docs/architecture.md lists the known cases.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use std::time::Duration;
-    /// use tmux_control::command::NewWindow;
-    /// use tmux_control::{IsolatedServer, Pattern, Tmux};
-    /// let server = IsolatedServer::new()?;
-    /// let tmux = Tmux::connect(server.server()).await?;
-    /// let started = tmux.spawn(NewWindow::new().command("printf 'one\\ntwo'; exec sleep 60")).await?;
-    /// let out = &started.output;
-    /// out.expect_from(Pattern::literal("two"), started.start).wait(Duration::from_secs(10)).await?;
-    /// let screen = out.emulated_screen().expect("in sync");
-    /// assert_eq!(&screen.lines[..2], ["one", "two"]);
-    /// assert_eq!((screen.cursor_x, screen.cursor_y), (3, 1));
-    /// # Ok(()) }
-    /// ```
-    pub fn emulated_screen(&self) -> Option<EmulatedScreen> {
-        let mut slot = self.log.emulator();
-        self.log.catch_up(&mut slot);
-        // Written as tmux's captures write them: tabs kept since 3.6.
-        let tabs = self.tmux.version().capture_keeps_tabs();
-        slot.as_ref().map(|e| e.screen(tabs))
-    }
-
-    /// Seeds the emulator again from tmux's screen (`capture-pane -e` and
-    /// the cursor, size, modes and scroll region, in one pipelined round
-    /// trip), taken at a moment when the pane wrote nothing and was not
-    /// resized while tmux answered; tries a few times. Returns whether the
-    /// emulator is in sync. Following a pane seeds it once already.
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// use tmux_control::command::NewWindow;
-    /// use tmux_control::{IsolatedServer, Tmux};
-    /// let server = IsolatedServer::new()?;
-    /// let tmux = Tmux::connect(server.server()).await?;
-    /// let window = tmux.run(NewWindow::new().command("exec sleep 60")).await?;
-    /// let out = tmux.follow(window.pane).await?;
-    /// assert!(out.resync_screen().await?);
-    /// assert!(out.emulated_screen().is_some());
-    /// # Ok(()) }
-    /// ```
-    pub async fn resync_screen(&self) -> Result<bool> {
-        seed(&self.log, &self.tmux).await
-    }
-}
-
-/// Seeds `log`'s emulator from tmux; see [`PaneOutput::resync_screen`].
-pub(super) async fn seed(log: &Arc<PaneLog>, tmux: &crate::connection::Tmux) -> Result<bool> {
-    let pane = log.pane();
-    let moment = || {
-        let g = log.lock();
-        (g.end, g.pauses, g.state.layout_generation)
-    };
-    for _ in 0..SEED_TRIES {
-        let before = moment();
-        let (lines, state) = tokio::join!(
-            tmux.run(CapturePane::new(pane).escapes()),
-            tmux.run(DisplayMessage::format(SEED_FORMAT).target(pane)),
-        );
-        let (lines, state) = (lines?, state?);
-        if moment() != before {
-            // The pane wrote, lost output or was resized while tmux
-            // answered: the capture may not be the screen at `before.0`.
-            continue;
-        }
-        let Some(state) = SeedState::parse(&state) else {
-            return Ok(false);
-        };
-        // tmux writes every pane output it read before a command ahead of
-        // that command's reply, so with nothing new since `before` the
-        // capture is the screen after exactly `before.0` bytes.
-        *log.emulator() = Some(seeded(&lines, state, before.0));
-        return Ok(true);
-    }
-    *log.emulator() = None;
-    Ok(false)
 }
 
 #[cfg(test)]
@@ -483,7 +346,7 @@ mod tests {
             bytes::Bytes::from_static(b""),
             bytes::Bytes::from_static(b"end"),
         ];
-        let mut e = seeded(&lines, state, 100);
+        let mut e = seeded(&lines, &[], state, 100);
         let s = e.screen(false);
         assert_eq!(s.lines, ["top", "bold", "", "end"]);
         assert_eq!((s.cursor_x, s.cursor_y, s.offset), (2, 1, 100));

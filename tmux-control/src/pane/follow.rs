@@ -279,7 +279,7 @@ impl Tmux {
         let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
         #[cfg(feature = "emulator")]
         if log.emulator().is_none() {
-            super::emulator::seed(&log, &conn).await?;
+            super::emulated::seed(&log, &conn).await?;
         }
         Ok(PaneOutput::new(log, self.clone()))
     }

@@ -371,6 +371,78 @@ impl PaneSink for PaneLog {
     }
 }
 
+/// Feeding the emulated screen (feature `emulator`; the emulator itself is
+/// in `emulator.rs`, which knows nothing of the log).
+#[cfg(feature = "emulator")]
+impl PaneLog {
+    /// Feeds the emulator what it has not seen; drops it (out of sync) if
+    /// some of that is no longer held.
+    pub(super) fn catch_up(&self, slot: &mut Option<super::emulator::Emulator>) {
+        let Some(e) = slot.as_mut() else {
+            return;
+        };
+        loop {
+            let chunk = {
+                let g = self.lock();
+                if e.fed < g.start {
+                    None
+                } else if e.fed >= g.end {
+                    return;
+                } else {
+                    let len = usize::try_from((g.end - e.fed).min(super::emulator::EAGER_BYTES))
+                        .unwrap_or(0);
+                    Some(g.copy_out(e.fed, len))
+                }
+            };
+            match chunk {
+                Some(data) => e.feed(&data),
+                None => {
+                    *slot = None;
+                    return;
+                }
+            }
+        }
+    }
+
+    /// After an append: feeds the emulator now if much is waiting.
+    pub(super) fn feed_if_behind(&self, end: u64) {
+        let mut slot = self.emulator();
+        if slot
+            .as_ref()
+            .is_some_and(|e| end - e.fed.min(end) > super::emulator::EAGER_BYTES)
+        {
+            self.catch_up(&mut slot);
+        }
+    }
+
+    /// tmux discarded output here: the emulator, fed up to this point, is
+    /// out of sync from now on.
+    pub(super) fn emulator_lost(&self) {
+        let mut slot = self.emulator();
+        self.catch_up(&mut slot);
+        *slot = None;
+    }
+
+    /// tmux resized the pane: resizes the emulator after the output so far.
+    pub(crate) fn resize_emulator(&self, cols: u32, rows: u32) {
+        let mut slot = self.emulator();
+        self.catch_up(&mut slot);
+        if let Some(e) = slot.as_mut() {
+            e.resize(cols, rows);
+        }
+    }
+
+    /// The pane's program was started again at output offset `at`, which
+    /// reset its screen: the emulator starts blank there.
+    pub(super) fn reset_emulator_at(&self, at: u64) {
+        let mut slot = self.emulator();
+        if let Some(e) = slot.as_mut() {
+            let (cols, rows) = e.size();
+            *e = super::emulator::Emulator::blank(cols, rows, at);
+        }
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {

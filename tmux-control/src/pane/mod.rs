@@ -22,6 +22,8 @@
 //! [`Tmux`](crate::Tmux) handle.
 
 #[cfg(feature = "emulator")]
+mod emulated;
+#[cfg(feature = "emulator")]
 mod emulator;
 mod expect;
 mod follow;

@@ -259,28 +259,61 @@ async fn shell_programs_match_tmux_cell_for_cell() {
     .await;
 }
 
+/// An 80×24 pane running `draw`, followed only once `draw` has signalled
+/// `drawn` (so the emulator starts from tmux's seed, not from the bytes).
+async fn followed_after_drawing(server: &IsolatedServer, draw: &str) -> Pane {
+    let tmux = Tmux::connect(server.server()).await.unwrap();
+    let window = tmux.run(NewWindow::new().command(draw)).await.unwrap();
+    tmux.run(ResizeWindow::new(window.window).size(80, 24))
+        .await
+        .unwrap();
+    ok(&tmux, "wait-for drawn").await;
+    let out = tmux.follow(window.pane).await.unwrap();
+    Pane { tmux, out, n: 0 }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pane_followed_mid_stream_is_seeded_from_tmux() {
     bounded(async {
         let server = IsolatedServer::new().unwrap();
-        let tmux = Tmux::connect(server.server()).await.unwrap();
         // The pane draws colours, a region and a cursor position before it
         // is followed, then signals and waits.
         let draw = r"printf '\033[2J\033[Hbefore \033[1;32mgreen\033[0m 漢字\n\033[5;20Hmiddle\033[3;1H'; tmux -S ${TMUX%%,*} wait-for -S drawn; exec cat";
-        let window = tmux
-            .run(NewWindow::new().command(draw))
-            .await
-            .unwrap();
-        tmux.run(ResizeWindow::new(window.window).size(80, 24))
-            .await
-            .unwrap();
-        ok(&tmux, "wait-for drawn").await;
-        let out = tmux.follow(window.pane).await.unwrap();
-        let p = Pane { tmux, out, n: 0 };
+        let p = followed_after_drawing(&server, draw).await;
         let mut diffs = p.differences("seeded").await;
         // And it goes on from there in order.
         p.type_only("typed after").await;
         diffs.extend(p.differences("after-seed").await);
+        assert!(
+            diffs.is_empty(),
+            "{} cells differ:\n{}",
+            diffs.len(),
+            diffs.join("\n")
+        );
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_followed_on_the_alternate_screen_is_right_after_it() {
+    bounded(async {
+        let server = IsolatedServer::new().unwrap();
+        // Normal-screen text, then a full-screen program that is on the
+        // alternate screen when the pane is followed, and leaves it on a
+        // key: the normal screen must come back as tmux shows it.
+        let draw = r"printf 'normal one\nnormal \033[1mtwo\033[0m\n'; printf '\033[?1049h\033[Halt screen'; tmux -S ${TMUX%%,*} wait-for -S drawn; read x; printf '\033[?1049lback\n'; exec cat";
+        let p = followed_after_drawing(&server, draw).await;
+        let mut diffs = p.differences("seeded-on-alternate").await;
+        let back = p.out.expect(Pattern::literal("back"));
+        p.tmux
+            .run(SendKeys::hex(p.out.pane(), [b'\r']))
+            .await
+            .unwrap();
+        back.wait(Duration::from_secs(10)).await.unwrap();
+        p.quiet().await;
+        let screen = p.out.emulated_screen().unwrap();
+        assert_eq!(&screen.lines[..3], ["normal one", "normal two", "back"]);
+        diffs.extend(p.differences("after-alternate").await);
         assert!(
             diffs.is_empty(),
             "{} cells differ:\n{}",
