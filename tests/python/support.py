@@ -7,9 +7,11 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import queue
 import subprocess
+import threading
 import warnings
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,8 @@ TOOLSETS: dict[str, frozenset[str]] = {
             "capture_screen",
             "read_output",
             "search_output",
+            "read_log",
+            "search_log",
             "list_regions",
             "read_region",
             "search_regions",
@@ -77,6 +81,7 @@ class TmuxMcp:
     log: Path = field(init=False)
     audit: Path = field(init=False)
     sockets: list[Path] = field(init=False)
+    shared_servers: list["SharedServer"] = field(init=False)
 
     def __post_init__(self) -> None:
         self.socket = self.root / "tmux.sock"
@@ -85,6 +90,7 @@ class TmuxMcp:
         self.log = self.root / "tmux-mcp.log"
         self.audit = self.root / "audit.jsonl"
         self.sockets = [self.socket]
+        self.shared_servers = []
         self.home.mkdir()
 
     def extra_socket(self, name: str) -> Path:
@@ -141,10 +147,112 @@ class TmuxMcp:
                     init = await session.initialize()
                     yield session, init
 
+    def command(self, *args: str, socket: Path | None = None) -> list[str]:
+        """The argument vector of a `tmux-mcp` on this private tmux server
+        (the same flags `params` gives), `args` after them."""
+        params = self.params(*args, socket=socket)
+        return [params.command, *params.args]
+
+    @contextlib.contextmanager
+    def http_server(
+        self, *args: str, listen: str = "127.0.0.1:0", env: dict[str, str] | None = None
+    ) -> Iterator[HttpServer]:
+        """A `tmux-mcp serve --http LISTEN` on this private tmux server, ready
+        once it has said on standard error where it serves (the line is read
+        as it comes, not polled for). The rest of its standard error goes to
+        `self.log`; it is stopped with SIGTERM at the end."""
+        argv = self.command("serve", "--http", listen, *args)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=self.env(env),
+            cwd=str(self.home),
+        )
+        banner: list[str] = []
+        ready: queue.Queue[str | None] = queue.Queue()
+
+        def read_stderr() -> None:
+            assert proc.stderr is not None
+            announced = False
+            with self.log.open("a") as log:
+                for line in proc.stderr:
+                    log.write(line)
+                    log.flush()
+                    if not announced:
+                        banner.append(line)
+                        if HTTP_BANNER in line:
+                            announced = True
+                            ready.put(line.split(HTTP_BANNER, 1)[1].split()[0])
+            if not announced:
+                ready.put(None)
+
+        reader = threading.Thread(target=read_stderr, daemon=True)
+        reader.start()
+        try:
+            try:
+                # A true timer: a deadline for start-up, not a poll.
+                url = ready.get(timeout=HTTP_START_LIMIT)
+            except queue.Empty:
+                url = None
+            if url is None:
+                proc.kill()
+                proc.wait()
+                raise AssertionError(f"tmux-mcp serve --http did not start: {''.join(banner)}")
+            yield HttpServer(proc=proc, url=url, banner=banner, state=self.state)
+        finally:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            reader.join(timeout=10)
+
+    def serve_unix(self, socket: Path, *args: str, log_level: str = "info") -> "SharedServer":
+        """Starts `tmux-mcp serve --unix SOCKET` on this private tmux server,
+        with the audit log on; stop it with `SharedServer.kill` (the
+        fixture's finalizer kills any left running)."""
+        server = SharedServer(self, socket, args, log_level)
+        self.shared_servers.append(server)
+        return server
+
+    @contextlib.asynccontextmanager
+    async def bridge_session(
+        self, socket: Path, actor: str | None, *args: str, message_handler: Any = None
+    ) -> AsyncIterator[tuple[ClientSession, InitializeResult]]:
+        """A `tmux-mcp bridge --unix SOCKET` process (with `--actor ACTOR`)
+        driven by a `ClientSession`, the handshake done. Its standard error
+        goes to `self.log`."""
+        with self.log.open("a") as errlog:
+            params = StdioServerParameters(
+                command=str(self.bin),
+                args=[
+                    "--log-level",
+                    "warn",
+                    *(["--actor", actor] if actor is not None else []),
+                    "bridge",
+                    "--unix",
+                    str(socket),
+                    *args,
+                ],
+                env=self.env(),
+                cwd=str(self.home),
+            )
+            async with stdio_client(params, errlog=errlog) as (read, write):
+                async with ClientSession(read, write, message_handler=message_handler) as session:
+                    init = await session.initialize()
+                    yield session, init
+
     def audit_records(self) -> list[dict]:
         return [json.loads(line) for line in self.audit.read_text().splitlines()]
 
     def kill_tmux(self) -> None:
+        for server in self.shared_servers:
+            server.kill()
         for socket in self.sockets:
             subprocess.run(
                 [self.tmux, "-S", str(socket), "kill-server"],
@@ -153,6 +261,126 @@ class TmuxMcp:
                 timeout=10,
                 check=False,
             )
+
+
+#: What `tmux-mcp serve --http` writes to standard error once it listens,
+#: followed by the MCP endpoint's URL.
+HTTP_BANNER = "tmux-mcp: serving MCP at "
+
+#: Seconds `serve --http` may take to start listening.
+HTTP_START_LIMIT = 30
+
+
+@dataclass
+class HttpServer:
+    """A running `tmux-mcp serve --http`."""
+
+    proc: subprocess.Popen[str]
+    #: The MCP endpoint, e.g. http://127.0.0.1:PORT/mcp.
+    url: str
+    #: Standard error up to and including the line that gave the URL.
+    banner: list[str]
+    state: Path
+
+    @property
+    def port(self) -> int:
+        return int(self.url.rsplit(":", 1)[1].split("/", 1)[0])
+
+    @property
+    def token_file(self) -> Path:
+        """The default token file (in the state directory)."""
+        return self.state / "http-token"
+
+    @property
+    def token(self) -> str:
+        return self.token_file.read_text().strip()
+
+class SharedServer:
+    """A `tmux-mcp serve --unix` process. Its standard error is read line by
+    line in a thread (and copied to the fixture's log); `wait_line` waits on
+    those lines as events, never by looking again after a pause."""
+
+    def __init__(self, tm: TmuxMcp, socket: Path, args: tuple[str, ...], log_level: str) -> None:
+        self.socket = socket
+        self.lines: list[str] = []
+        self.ended = False
+        self._changed = threading.Condition()
+        argv = [
+            str(tm.bin),
+            "--socket-path",
+            str(tm.socket),
+            "--state-dir",
+            str(tm.state),
+            "--audit-log",
+            str(tm.audit),
+            "--log-level",
+            log_level,
+            "serve",
+            "--unix",
+            str(socket),
+            *args,
+        ]
+        self.process = subprocess.Popen(  # acts on tm.socket, a private tmux socket (--socket-path above)
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            env=tm.env(),
+            cwd=str(tm.home),
+            text=True,
+        )
+        self.pid = self.process.pid
+        self._log = tm.log
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        with self._log.open("a") as log:
+            for line in self.process.stderr:
+                log.write(f"[serve {self.pid}] {line}")
+                log.flush()
+                with self._changed:
+                    self.lines.append(line.rstrip("\n"))
+                    self._changed.notify_all()
+        with self._changed:
+            self.ended = True
+            self._changed.notify_all()
+
+    def wait_line(self, *parts: str, timeout: float = 20, start: int = 0) -> str:
+        """The first line (from line `start` on) holding every one of
+        `parts`, waiting for it; fails when the process ends first or after
+        `timeout` seconds (a deadline)."""
+
+        def found() -> str | None:
+            for line in self.lines[start:]:
+                if all(part in line for part in parts):
+                    return line
+            return None
+
+        with self._changed:
+            if not self._changed.wait_for(lambda: found() is not None or self.ended, timeout):
+                raise TimeoutError(f"no line with {parts} within {timeout}s: {self.lines}")
+            line = found()
+            if line is None:
+                raise AssertionError(f"the server ended without a line with {parts}: {self.lines}")
+            return line
+
+    def ready(self) -> str:
+        """Waits for the line that says the socket is served."""
+        return self.wait_line("serving MCP on unix socket")
+
+    def exit_status(self, timeout: float = 20) -> int:
+        """Waits for the process to end; its status."""
+        status = self.process.wait(timeout)
+        self._reader.join(timeout)
+        return status
+
+    def kill(self) -> None:
+        """Kills the process (SIGKILL: as a crash would end it)."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.exit_status()
 
 
 def text_of(result: CallToolResult) -> str:

@@ -54,17 +54,27 @@ impl AuditLog {
         })
     }
 
-    /// Writes the record of one call. `known` holds the argument names of
-    /// the tool's input schema (`None` for a tool that does not exist).
+    /// Writes the record of one call made by `actor` (see
+    /// [`crate::actors`]). `known` holds the argument names of the tool's
+    /// input schema (`None` for a tool that does not exist).
     pub fn record(
         &self,
+        actor: &str,
         tool: &str,
         arguments: Option<&Map<String, Value>>,
         known: Option<&BTreeSet<String>>,
         outcome: &Outcome,
         duration: Duration,
     ) {
-        let line = record_line(SystemTime::now(), tool, arguments, known, outcome, duration);
+        let line = record_line(
+            SystemTime::now(),
+            actor,
+            tool,
+            arguments,
+            known,
+            outcome,
+            duration,
+        );
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
         // One write per line: with O_APPEND the line lands whole.
         if let Err(e) = file.write_all(line.as_bytes()) {
@@ -73,10 +83,11 @@ impl AuditLog {
     }
 }
 
-/// The JSON line (with its newline) for one call: see [`call_arguments`]
-/// for what is written of the arguments.
+/// The JSON line (with its newline) for one call by `actor`: see
+/// [`call_arguments`] for what is written of the arguments.
 pub fn record_line(
     time: SystemTime,
+    actor: &str,
     tool: &str,
     arguments: Option<&Map<String, Value>>,
     known: Option<&BTreeSet<String>>,
@@ -87,6 +98,7 @@ pub fn record_line(
     let (arguments, unknown) = call_arguments(arguments.unwrap_or(&empty), known);
     let mut record = json!({
         "time": rfc3339(time),
+        "actor": actor,
         "tool": tool,
         "arguments": arguments,
         "outcome": match outcome { Outcome::Ok => "ok", Outcome::Error(_) => "error" },
@@ -287,6 +299,7 @@ mod tests {
         });
         let line = record_line(
             UNIX_EPOCH,
+            "agent-a",
             "send_text",
             args.as_object(),
             Some(&known),
@@ -312,6 +325,7 @@ mod tests {
         // A tool that does not exist: every name is unknown, every value digested.
         let line = record_line(
             UNIX_EPOCH,
+            "agent-a",
             "no_such_tool",
             json!({"target": "%1", "n": 3}).as_object(),
             None,
@@ -337,6 +351,7 @@ mod tests {
             .map(String::from)
             .into();
         log.record(
+            "agent-a",
             "send_text",
             args.as_object(),
             Some(&known),
@@ -344,6 +359,7 @@ mod tests {
             Duration::from_millis(3),
         );
         log.record(
+            "agent-b",
             "kill_server",
             None,
             None,
@@ -360,6 +376,8 @@ mod tests {
             .collect();
         assert_eq!(lines.len(), 2);
         assert_eq!(lines[0]["tool"], "send_text");
+        assert_eq!(lines[0]["actor"], "agent-a");
+        assert_eq!(lines[1]["actor"], "agent-b");
         assert_eq!(lines[0]["outcome"], "ok");
         assert_eq!(lines[0]["duration_ms"], 3);
         assert_eq!(lines[1]["outcome"], "error");

@@ -1,9 +1,16 @@
-//! The tmux side: one control connection to the configured server, started
-//! on first use, its home session, target resolution and followed panes.
+//! The tmux side: one control connection per tmux server (the local one,
+//! and one over ssh per configured remote host), each started on first
+//! use, its home session, target resolution and followed panes.
+//!
+//! A remote host's connection is `ssh -T … 'tmux -u -C …'`
+//! ([`Server::over_ssh`]): one control-mode stream per host. When it cannot
+//! be made, calls are answered with a `host_unreachable` error at once
+//! until a backoff deadline passes; then the next call tries again.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tmux_control::command::{
     DisplayMessage, ListPanes, OptionScope, PaneInfo, RenameWindow, SetOption,
@@ -12,8 +19,10 @@ use tmux_control::{
     ConnectOptions, PaneId, PaneOutput, Resolved, Server, SessionId, Tmux, WindowId,
 };
 
-use crate::config::{Config, SocketChoice};
+use crate::actors::PaneActors;
+use crate::config::{Config, DEFAULT_SOCKET_NAME, HostSpec, LOCAL_HOST, SocketChoice};
 use crate::guard;
+use crate::journal::Journals;
 use crate::reply::ToolError;
 use crate::runs::RunState;
 use crate::shell::Shells;
@@ -32,12 +41,52 @@ const HOME_PROGRAM: &str = "printf '%s\\n' 'This session keeps the tmux-mcp cont
 'The terminals agents use are the other sessions: list them with tmux ls.'; \
 while :; do sleep 3600; done # tmux-mcp-home";
 
-/// The tmux server the tools act on, and the connection to it.
+/// The first pause after a failed connection to a remote host; it doubles
+/// after each failure up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The longest pause between attempts to reach a remote host.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+
+/// ssh options tmux-mcp adds after the host's own (ssh keeps the first
+/// value it reads, so the host's options win): give up on an unreachable
+/// machine after 10 s instead of the system's TCP timeout, and notice a
+/// connection that went silent within 45 s.
+const SSH_DEFAULTS: [&str; 6] = [
+    "-o",
+    "ConnectTimeout=10",
+    "-o",
+    "ServerAliveInterval=15",
+    "-o",
+    "ServerAliveCountMax=3",
+];
+
+/// A remote host: its name and how ssh reaches it.
+struct Remote {
+    spec: HostSpec,
+    /// The last failed attempt to connect, until a call succeeds.
+    failure: Mutex<Option<Failure>>,
+}
+
+/// A failed connection to a remote host, and when to try again.
+struct Failure {
+    /// What ssh (or tmux behind it) said.
+    why: String,
+    /// No new attempt before this deadline.
+    retry_at: tokio::time::Instant,
+    /// The pause used for this deadline (doubled for the next).
+    pause: Duration,
+}
+
+/// A tmux server the tools act on, and the connection to it.
 pub(crate) struct Backend {
+    /// Set for a remote host.
+    remote: Option<Remote>,
     choice: SocketChoice,
     program: String,
     history_limit: u32,
     pane_log_bytes: usize,
+    log_bytes: u64,
     state_dir: Option<PathBuf>,
     shell_integration: bool,
     conn: tokio::sync::Mutex<Option<Arc<Conn>>>,
@@ -59,15 +108,24 @@ pub(crate) struct Conn {
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
     /// The terminals whose shells run with shell integration.
     pub(crate) shells: Shells,
+    /// Each followed pane's cooked, durable log.
+    pub(crate) journals: Arc<Journals>,
+    /// On a remote host (its socket path is the remote machine's).
+    pub(crate) remote: bool,
+    /// Who created each pane and typed into it; input turns.
+    pub(crate) actors: PaneActors,
 }
 
 impl Backend {
+    /// The local tmux server.
     pub(crate) fn new(config: &Config) -> Self {
         Self {
+            remote: None,
             choice: config.socket.clone(),
             program: config.tmux_program.clone(),
             history_limit: config.history_limit,
             pane_log_bytes: config.pane_log_bytes,
+            log_bytes: config.log_bytes,
             state_dir: config.state_dir.clone(),
             shell_integration: config.shell_integration,
             conn: tokio::sync::Mutex::new(None),
@@ -75,9 +133,57 @@ impl Backend {
         }
     }
 
-    /// `tmux -L tmux-mcp`, `tmux -S /path` or `tmux`: the start of a command
-    /// a human runs to reach this server.
-    pub(crate) fn attach_prefix(&self) -> String {
+    /// The tmux server of remote host `spec`, reached over ssh: on the
+    /// socket named like the local one (`--socket-name`, else `tmux-mcp`),
+    /// run by `--host-tmux`. Its shells run without shell integration: the
+    /// hook files live in the local state directory, which the remote shell
+    /// cannot read, so `run` types its wrapped form there (which works in
+    /// any POSIX shell and leaves nothing behind on the remote machine).
+    pub(crate) fn remote(config: &Config, spec: &HostSpec) -> Self {
+        let name = match &config.socket {
+            SocketChoice::Named(name) => name.clone(),
+            SocketChoice::Path(_) | SocketChoice::Default => DEFAULT_SOCKET_NAME.to_owned(),
+        };
+        Self {
+            remote: Some(Remote {
+                spec: spec.clone(),
+                failure: Mutex::new(None),
+            }),
+            choice: SocketChoice::Named(name),
+            program: config.host_tmux.clone(),
+            history_limit: config.history_limit,
+            pane_log_bytes: config.pane_log_bytes,
+            log_bytes: config.log_bytes,
+            state_dir: config.state_dir.clone(),
+            shell_integration: false,
+            conn: tokio::sync::Mutex::new(None),
+            generation: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// The host's name: `local`, or the remote host's.
+    pub(crate) fn host(&self) -> &str {
+        self.remote
+            .as_ref()
+            .map_or(LOCAL_HOST, |r| r.spec.name.as_str())
+    }
+
+    /// Whether this is a remote host.
+    pub(crate) fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The ssh arguments for a remote host: its own options, tmux-mcp's
+    /// defaults, then the destination.
+    fn ssh_args(spec: &HostSpec) -> Vec<String> {
+        let mut args = spec.ssh_options.clone();
+        args.extend(SSH_DEFAULTS.iter().map(|s| (*s).to_owned()));
+        args.push(spec.destination.clone());
+        args
+    }
+
+    /// The tmux command that selects this server on its machine.
+    fn tmux_prefix(&self) -> String {
         let program = shell_quote(&self.program);
         match &self.choice {
             SocketChoice::Named(name) => format!("{program} -L {}", shell_quote(name)),
@@ -88,18 +194,60 @@ impl Backend {
         }
     }
 
-    /// The command a human runs to watch session `name`.
-    pub(crate) fn attach_command(&self, session_name: &str) -> String {
-        format!(
-            "{} attach -t {}",
-            self.attach_prefix(),
-            shell_quote(session_name)
-        )
+    /// `ssh -t ARGS` for a remote host (the words quoted for a shell).
+    fn ssh_prefix(spec: &HostSpec) -> String {
+        let words: Vec<String> = std::iter::once("ssh -t".to_owned())
+            .chain(spec.ssh_args().iter().map(|w| shell_quote(w)))
+            .collect();
+        words.join(" ")
     }
 
-    /// A description like `tmux -L tmux-mcp`.
+    /// `tmux -L tmux-mcp`, `tmux -S /path` or `tmux` (after `ssh -t ARGS`
+    /// for a remote host): the start of a command a human runs to reach
+    /// this server.
+    pub(crate) fn attach_prefix(&self) -> String {
+        match &self.remote {
+            None => self.tmux_prefix(),
+            Some(r) => format!(
+                "{} {}",
+                Self::ssh_prefix(&r.spec),
+                shell_quote(&self.tmux_prefix())
+            ),
+        }
+    }
+
+    /// The command a human runs to watch session `name` (over `ssh -t` for
+    /// a remote host: the remote command is quoted once more for the remote
+    /// shell).
+    pub(crate) fn attach_command(&self, session_name: &str) -> String {
+        let local = format!(
+            "{} attach -t {}",
+            self.tmux_prefix(),
+            shell_quote(session_name)
+        );
+        match &self.remote {
+            None => local,
+            Some(r) => format!("{} {}", Self::ssh_prefix(&r.spec), shell_quote(&local)),
+        }
+    }
+
+    /// A description like `tmux -L tmux-mcp`, or for a remote host
+    /// `host box: ssh me@box tmux -L tmux-mcp`.
     pub(crate) fn describe(&self) -> String {
-        self.attach_prefix()
+        match &self.remote {
+            None => self.tmux_prefix(),
+            Some(r) => format!(
+                "host {}: ssh {} {}",
+                r.spec.name,
+                r.spec
+                    .ssh_args()
+                    .iter()
+                    .map(|w| shell_quote(w))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                self.tmux_prefix()
+            ),
+        }
     }
 
     /// The socket this server should be on, computed without asking tmux.
@@ -113,6 +261,10 @@ impl Backend {
 
     /// The live connection, connecting (and starting the server) first if
     /// there is none or the last one ended.
+    ///
+    /// For a remote host, a failed attempt sets a backoff deadline (1 s,
+    /// doubling up to 30 s); until it passes, calls get the last failure at
+    /// once as a `host_unreachable` error instead of waiting on ssh again.
     pub(crate) async fn conn(&self) -> Result<Arc<Conn>, ToolError> {
         let mut slot = self.conn.lock().await;
         if let Some(conn) = slot.as_ref()
@@ -120,10 +272,82 @@ impl Backend {
         {
             return Ok(conn.clone());
         }
-        let conn = Arc::new(self.connect().await?);
-        *slot = Some(conn.clone());
-        self.generation.send_modify(|g| *g += 1);
-        Ok(conn)
+        if let Some(remote) = &self.remote {
+            let now = tokio::time::Instant::now();
+            let waiting = remote
+                .failure
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_ref()
+                // A true timer: the backoff deadline of a failing host.
+                .filter(|f| f.retry_at > now)
+                .map(|f| (f.why.clone(), f.retry_at - now));
+            if let Some((why, wait)) = waiting {
+                return Err(self.unreachable(&why, wait));
+            }
+        }
+        match self.connect().await {
+            Ok(conn) => {
+                if let Some(remote) = &self.remote {
+                    *remote.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
+                }
+                let conn = Arc::new(conn);
+                *slot = Some(conn.clone());
+                self.generation.send_modify(|g| *g += 1);
+                Ok(conn)
+            }
+            Err(e) => match &self.remote {
+                None => Err(e),
+                Some(remote) => {
+                    let pause = {
+                        let mut failure = remote.failure.lock().unwrap_or_else(|e| e.into_inner());
+                        let pause = failure
+                            .as_ref()
+                            .map_or(FIRST_BACKOFF, |f| (f.pause * 2).min(MAX_BACKOFF));
+                        *failure = Some(Failure {
+                            why: e.why.clone(),
+                            // A true timer: the next attempt's deadline.
+                            retry_at: tokio::time::Instant::now() + pause,
+                            pause,
+                        });
+                        pause
+                    };
+                    Err(self.unreachable(&e.why, pause))
+                }
+            },
+        }
+    }
+
+    /// The `host_unreachable` error of this (remote) host.
+    fn unreachable(&self, why: &str, retry_in: Duration) -> ToolError {
+        ToolError::host_unreachable(
+            self.host(),
+            why,
+            format!(
+                "Check that the machine is up and that `{}` logs in without a prompt (keys or an agent; tmux-mcp runs ssh with BatchMode=yes). tmux-mcp tries again on the first call after {:.0} s; calls before then get this answer at once. Terminals on other hosts are not affected",
+                self.attach_prefix(),
+                retry_in.as_secs_f64().ceil()
+            ),
+        )
+    }
+
+    /// If this is a remote host whose connection has ended (ssh exited or
+    /// the network dropped), why: for a reply that failed because of it.
+    pub(crate) async fn lost(&self) -> Option<ToolError> {
+        self.remote.as_ref()?;
+        let conn = self.conn.lock().await.clone()?;
+        if !conn.tmux.is_closed() {
+            return None;
+        }
+        let closed = conn.tmux.closed().await;
+        Some(ToolError::host_unreachable(
+            self.host(),
+            &format!("the ssh connection was lost ({})", closed_detail(&closed)),
+            format!(
+                "The next call on host {} connects again; ids from before stay valid if the remote tmux server kept running. Terminals on other hosts are not affected",
+                self.host()
+            ),
+        ))
     }
 
     /// The live connection if there is one; never connects (so it never
@@ -148,6 +372,13 @@ impl Backend {
     }
 
     fn server(&self) -> Result<Server, ToolError> {
+        if let (Some(remote), SocketChoice::Named(name)) = (&self.remote, &self.choice) {
+            // No configuration file: it would name a local path. The
+            // settings are applied over the connection instead.
+            return Ok(Server::named(name.clone())
+                .program(self.program.clone())
+                .over_ssh(Self::ssh_args(&remote.spec)));
+        }
         let server = match &self.choice {
             SocketChoice::Named(name) => Server::named(name.clone()).config(self.write_config()?),
             SocketChoice::Path(path) => Server::path(path.clone()).config(self.write_config()?),
@@ -187,7 +418,7 @@ impl Backend {
     }
 
     /// The state directory: the configured one or the default.
-    fn state_dir(&self) -> PathBuf {
+    pub(crate) fn state_dir(&self) -> PathBuf {
         match &self.state_dir {
             Some(dir) => dir.clone(),
             None => default_state_dir(),
@@ -197,6 +428,10 @@ impl Backend {
     async fn connect(&self) -> Result<Conn, ToolError> {
         let what = format!("Connecting to the tmux server ({})", self.describe());
         let server = self.server()?;
+        let fail = |e: &tmux_control::Error| match &self.remote {
+            None => ToolError::tmux(what.clone(), e),
+            Some(_) => ToolError::new(what.clone(), remote_detail(e), ""),
+        };
         // The home session is created running its placeholder program
         // (respawning a pane right after attaching can crash tmux 3.3a).
         let options = ConnectOptions::default()
@@ -217,18 +452,21 @@ impl Backend {
                     // A true timer: backoff before the next attempt.
                     tokio::time::sleep(std::time::Duration::from_millis(150 * attempt)).await;
                 }
-                Err(e) => return Err(ToolError::tmux(what.clone(), &e)),
+                Err(e) => return Err(fail(&e)),
             }
         };
+        if self.remote.is_some() {
+            self.apply_remote_settings(&tmux)
+                .await
+                .map_err(|e| fail(&e))?;
+        }
         let socket_path = tmux
             .run(DisplayMessage::format("#{socket_path}"))
             .await
             .ok()
             .map(|b| PathBuf::from(String::from_utf8_lossy(&b).trim().to_owned()))
             .filter(|p| !p.as_os_str().is_empty());
-        let home = setup_home(&tmux)
-            .await
-            .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+        let home = setup_home(&tmux).await.map_err(|e| fail(&e))?;
         tracing::info!(server = %self.describe(), ?socket_path, "connected to tmux");
         Ok(Conn {
             tmux,
@@ -237,8 +475,62 @@ impl Backend {
             inputs: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
             shells: Shells::new(self.shell_integration, self.state_dir().join("shell")),
+            journals: Arc::new(Journals::new(
+                Some(self.state_dir().join("logs")),
+                self.log_bytes,
+            )),
+            remote: self.remote.is_some(),
+            actors: PaneActors::default(),
         })
     }
+
+    /// What the configuration file does for a local server, for a remote
+    /// host's server (tmux-mcp's own socket there): set over the
+    /// connection, so it also applies to a server that was already running.
+    async fn apply_remote_settings(&self, tmux: &Tmux) -> tmux_control::Result<()> {
+        let history = self.history_limit.to_string();
+        let settings = [
+            (OptionScope::Session, "history-limit", history.as_str()),
+            (OptionScope::Window, "remain-on-exit", "on"),
+            (OptionScope::Server, "exit-empty", "off"),
+            (OptionScope::Server, "exit-unattached", "off"),
+            (OptionScope::Session, "destroy-unattached", "off"),
+            (OptionScope::Session, "default-size", "200x50"),
+        ];
+        for (scope, name, value) in settings {
+            tmux.run(SetOption::new(scope, name, value).global())
+                .await?;
+        }
+        Ok(())
+    }
+}
+
+/// What ssh said, for a failed connection to a remote host.
+fn remote_detail(e: &tmux_control::Error) -> String {
+    match e {
+        tmux_control::Error::Closed(closed) => closed_detail(closed),
+        tmux_control::Error::Spawn { program, source } => {
+            format!("cannot start {program}: {source}")
+        }
+        other => other.to_string(),
+    }
+}
+
+/// A closed ssh connection in words: ssh's own message and exit status.
+fn closed_detail(closed: &tmux_control::Closed) -> String {
+    let mut s = if closed.stderr.is_empty() {
+        "ssh ended without a message".to_owned()
+    } else {
+        format!("ssh said: {}", closed.stderr)
+    };
+    if let Some(reason) = closed.reason.as_ref().filter(|r| !r.is_empty()) {
+        s.push_str("; tmux said: ");
+        s.push_str(reason);
+    }
+    if let Some(code) = closed.exit_status {
+        s.push_str(&format!(" (exit status {code})"));
+    }
+    s
 }
 
 /// Finds the home pane; replaces its shell with the placeholder program the
@@ -274,7 +566,7 @@ async fn setup_home(tmux: &Tmux) -> tmux_control::Result<(SessionId, WindowId, P
 }
 
 /// `$XDG_RUNTIME_DIR/tmux-mcp`, or `$TMPDIR/tmux-mcp-UID`.
-fn default_state_dir() -> PathBuf {
+pub(crate) fn default_state_dir() -> PathBuf {
     match std::env::var_os("XDG_RUNTIME_DIR").filter(|v| !v.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("tmux-mcp"),
         None => std::env::temp_dir().join(format!("tmux-mcp-{}", guard::current_uid())),
@@ -283,7 +575,7 @@ fn default_state_dir() -> PathBuf {
 
 /// Creates `dir` with mode 0700, or checks that an existing one is a real
 /// directory owned by this user and closed to others.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
     match std::fs::DirBuilder::new()
         .mode(0o700)
@@ -320,7 +612,10 @@ impl Conn {
             .map_err(|e| match e.kind() {
                 tmux_control::ErrorKind::NotFound => ToolError::new(
                     what,
-                    format!("{target:?} does not exist on this tmux server ({e})"),
+                    format!(
+                        "{target:?} does not exist on this tmux server{} ({e})",
+                        if self.remote { " (a remote host: ids are per host)" } else { "" }
+                    ),
                     "Call list_terminals and use an id from it (%N pane, @N window, $N session) or an exact session name",
                 ),
                 _ => ToolError::tmux(what, &e),
@@ -349,11 +644,20 @@ impl Conn {
 
     /// Follows `pane`'s output. The connection keeps every followed pane
     /// until it is gone, so later calls share the log.
+    /// Its cooked log ([`crate::journal`]) is opened, or recovered from
+    /// an earlier run of tmux-mcp, the first time.
     pub(crate) async fn follow(&self, pane: PaneId) -> Result<PaneOutput, ToolError> {
-        self.tmux
+        let po = self
+            .tmux
             .follow(pane)
             .await
-            .map_err(|e| ToolError::tmux(format!("Following pane {pane}"), &e))
+            .map_err(|e| ToolError::tmux(format!("Following pane {pane}"), &e))?;
+        if pane != self.home.2 {
+            self.journals
+                .ensure(&self.tmux, &po, &self.shells.regions)
+                .await;
+        }
+        Ok(po)
     }
 
     /// Remembers the output offset just before input was sent to `pane`.
@@ -530,5 +834,29 @@ mod tests {
         );
         let b = Backend::new(&Config::for_socket_path("/tmp/x y/s"));
         assert_eq!(b.attach_prefix(), "tmux -S '/tmp/x y/s'");
+    }
+
+    #[test]
+    fn remote_hosts_attach_over_ssh() {
+        let spec = HostSpec::parse("box=-p 2222 -i '/k/my key' me@box").unwrap();
+        let b = Backend::remote(&Config::for_socket_path("/tmp/s"), &spec);
+        assert_eq!(b.host(), "box");
+        assert!(b.is_remote());
+        let expected = format!(
+            "ssh -t -p 2222 -i '/k/my key' me@box {}",
+            shell_quote("tmux -L tmux-mcp attach -t 'a b'")
+        );
+        assert_eq!(b.attach_command("a b"), expected);
+        assert!(
+            b.describe().starts_with("host box: ssh -p 2222"),
+            "{}",
+            b.describe()
+        );
+        let args = Backend::ssh_args(&spec);
+        assert_eq!(args.last().map(String::as_str), Some("me@box"));
+        assert!(args.contains(&"ConnectTimeout=10".to_owned()));
+        let local = Backend::new(&Config::default());
+        assert_eq!(local.host(), "local");
+        assert!(!local.is_remote());
     }
 }

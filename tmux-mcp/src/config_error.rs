@@ -41,4 +41,22 @@ pub enum ConfigError {
     /// A value out of range.
     #[error("{0}")]
     OutOfRange(String),
+    /// A remote host that cannot be used.
+    #[error(
+        "--host / TMUX_MCP_HOSTS / --hosts-file entry {spec:?}: {reason}; write NAME=SSH_TARGET, like box=me@box.example or box=-p 2222 me@box.example"
+    )]
+    BadHost {
+        /// The entry given.
+        spec: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A hosts file that cannot be read.
+    #[error("cannot read the hosts file {path} (--hosts-file / TMUX_MCP_HOSTS_FILE): {reason}")]
+    HostsFile {
+        /// The path given.
+        path: String,
+        /// The operating system's error.
+        reason: String,
+    },
 }

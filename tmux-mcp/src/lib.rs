@@ -1,7 +1,8 @@
 //! `tmux-mcp`: an MCP server that gives AI agents tmux terminals, built on
 //! [`tmux_control`] (one persistent control-mode connection per server).
 //!
-//! The binary serves [`TmuxMcp`] over stdio. Tools come in four toolsets
+//! The binary serves [`TmuxMcp`] over stdio, or over streamable HTTP
+//! ([`http`], `tmux-mcp serve --http`). Tools come in four toolsets
 //! ([`toolsets`]): `inspect`, `manage`, `execute` (the default three) and
 //! `teardown`. By default the server drives its own tmux server on the
 //! socket `tmux -L tmux-mcp`, started on the first tool call that needs it.
@@ -19,11 +20,17 @@
 //! # Ok(()) }
 //! ```
 
+pub mod actors;
 pub mod audit;
 mod backend;
+pub mod bridge;
 pub mod config;
 mod config_error;
+pub mod cooked;
+pub mod doctor;
 pub mod guard;
+pub mod http;
+mod journal;
 pub mod markers;
 mod probe;
 pub mod redact;
@@ -34,8 +41,10 @@ mod runs;
 pub mod schema;
 mod server;
 pub mod shape;
+pub mod shared;
 mod shell;
 pub mod stdio;
+mod tasks;
 pub mod text;
 pub mod tools;
 pub mod toolsets;

@@ -1,17 +1,21 @@
 //! `tmux-mcp`: an MCP server that gives AI agents tmux terminals.
 //!
 //! It serves MCP over stdio (standard input and output carry
-//! newline-delimited JSON-RPC). It starts or contacts tmux only when a tool
-//! call needs it. Diagnostics go to standard error only, so they can never
-//! corrupt the protocol stream on standard output.
+//! newline-delimited JSON-RPC), over streamable HTTP with `serve --http
+//! ADDR` (see `tmux_control_mcp::http`), or to several clients on a unix
+//! socket (`serve --unix`, joined by `bridge`). `doctor` checks the set-up.
+//! It starts or contacts tmux only when a tool call needs it. Diagnostics go
+//! to standard error only, so they can never corrupt the protocol stream on
+//! standard output.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Parser as _;
 use rmcp::ServiceExt as _;
-use tmux_control_mcp::config::LogLevel;
-use tmux_control_mcp::{Cli, Config, TmuxMcp, stdio};
+use tmux_control_mcp::config::{Command, LogLevel};
+use tmux_control_mcp::http::{HttpError, HttpOptions, HttpServer};
+use tmux_control_mcp::{Cli, Config, TmuxMcp, bridge, shared, stdio};
 use tracing::level_filters::LevelFilter;
 
 /// Exit status for a configuration that cannot be used (as clap uses for
@@ -21,6 +25,16 @@ const CONFIG_ERROR: u8 = 2;
 fn main() -> ExitCode {
     let cli = Cli::parse();
     init_logging(cli.log_level);
+
+    match &cli.command {
+        // The doctor reports a bad configuration as one of its findings,
+        // and opens nothing (no audit log, no tmux): it runs before the
+        // server is made.
+        Some(Command::Doctor(args)) => return tmux_control_mcp::doctor::main(&cli, args),
+        // The bridge is a client of a shared server: no server of its own.
+        Some(Command::Bridge(args)) => return run_bridge(&cli, args),
+        _ => {}
+    }
 
     let server = match Config::from_cli(&cli)
         .map_err(tmux_control_mcp::StartError::from)
@@ -44,11 +58,93 @@ fn main() -> ExitCode {
         }
     };
 
-    match runtime.block_on(serve_stdio(server)) {
+    let job = match &cli.command {
+        Some(Command::Serve(args)) if args.http.is_some() => {
+            let options = match HttpOptions::new(
+                args.http.as_deref().unwrap_or_default(),
+                args.token_file.as_deref(),
+                cli.state_dir.as_deref(),
+                args.allow_remote,
+            ) {
+                Ok(options) => options,
+                Err(err) => {
+                    eprintln!("tmux-mcp: {err}");
+                    return ExitCode::from(CONFIG_ERROR);
+                }
+            };
+            return match runtime.block_on(serve_http(server, options)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    tracing::error!("{err}");
+                    eprintln!("tmux-mcp: {err}");
+                    if err.is_config_error() {
+                        ExitCode::from(CONFIG_ERROR)
+                    } else {
+                        ExitCode::FAILURE
+                    }
+                }
+            };
+        }
+        Some(Command::Serve(args)) if args.unix.is_some() => {
+            let path = args.unix.clone().unwrap_or_default();
+            let bound = {
+                let _runtime = runtime.enter();
+                shared::bind(&path, &server.state_dir())
+            };
+            match bound {
+                Ok(bound) => {
+                    // The line a supervisor (or a test) waits for.
+                    eprintln!(
+                        "tmux-mcp: serving MCP on unix socket {} (pid {}, state directory {})",
+                        bound.path().display(),
+                        std::process::id(),
+                        bound.state_dir().display()
+                    );
+                    Box::pin(shared::serve(bound, server))
+                }
+                Err(err) => {
+                    eprintln!("tmux-mcp: {err}");
+                    return ExitCode::from(CONFIG_ERROR);
+                }
+            }
+        }
+        _ => serve_stdio(server),
+    };
+    match runtime.block_on(job) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             tracing::error!("{message}");
             eprintln!("tmux-mcp: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `tmux-mcp bridge`: forwards stdio to a `serve --unix` server.
+fn run_bridge(cli: &Cli, args: &tmux_control_mcp::config::BridgeArgs) -> ExitCode {
+    if !(args.wait_secs.is_finite() && args.wait_secs >= 0.0 && args.wait_secs <= 3600.0) {
+        eprintln!(
+            "tmux-mcp: --wait-secs must be between 0 and 3600 seconds, not {}",
+            args.wait_secs
+        );
+        return ExitCode::from(CONFIG_ERROR);
+    }
+    let mut options = bridge::BridgeOptions::new(args.unix.clone());
+    options.actor = cli
+        .actor
+        .as_deref()
+        .and_then(tmux_control_mcp::actors::clean);
+    options.wait = std::time::Duration::from_secs_f64(args.wait_secs);
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => {
+            runtime.block_on(bridge::run(options));
+            ExitCode::SUCCESS
+        }
+        Err(err) => {
+            eprintln!("tmux-mcp: cannot start the async runtime: {err}");
             ExitCode::FAILURE
         }
     }
@@ -81,7 +177,13 @@ fn init_logging(log_level: LogLevel) {
 /// Serves one MCP session over stdio until the client closes standard input
 /// or the session ends. Every line the client writes is answered, also one
 /// that is not JSON (see `tmux_control_mcp::stdio`).
-async fn serve_stdio(server: TmuxMcp) -> Result<(), String> {
+fn serve_stdio(
+    server: TmuxMcp,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>> {
+    Box::pin(serve_stdio_session(server))
+}
+
+async fn serve_stdio_session(server: TmuxMcp) -> Result<(), String> {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         tools = server.tool_names().len(),
@@ -104,4 +206,55 @@ async fn serve_stdio(server: TmuxMcp) -> Result<(), String> {
     pumps.finish().await;
     tracing::info!(?reason, "tmux-mcp stopped");
     reason.map(drop)
+}
+
+/// Serves MCP over streamable HTTP until SIGINT or SIGTERM. Says on
+/// standard error where it listens (once listening, so a client may connect
+/// as soon as it reads the line) and, when it made a new token file, the
+/// token.
+async fn serve_http(server: TmuxMcp, options: HttpOptions) -> Result<(), HttpError> {
+    let tools = server.tool_names().len();
+    let http = HttpServer::bind(server, options).await?;
+    let url = http.url();
+    if http.token_created() {
+        eprintln!(
+            "tmux-mcp: created the bearer token file {} (mode 0600); clients send the header\n\
+             tmux-mcp:   Authorization: Bearer {}\n\
+             tmux-mcp: (this is the only time the token is printed; it stays in that file)",
+            http.token_file().display(),
+            http.token().as_str()
+        );
+    }
+    tracing::info!(
+        version = env!("CARGO_PKG_VERSION"),
+        tools,
+        address = %http.local_addr(),
+        "tmux-mcp starting on HTTP"
+    );
+    eprintln!(
+        "tmux-mcp: serving MCP at {url} (bearer token in {})",
+        http.token_file().display()
+    );
+    let result = http.serve(shutdown_signal()).await;
+    tracing::info!(?result, "tmux-mcp stopped");
+    result
+}
+
+/// Completes on SIGINT or SIGTERM. If a handler cannot be installed, that
+/// signal keeps its default action (the process ends at once).
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).ok();
+    let terminated = async {
+        match term.as_mut() {
+            Some(term) => {
+                term.recv().await;
+            }
+            None => std::future::pending::<()>().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminated => {}
+    }
 }

@@ -152,6 +152,10 @@ struct Span {
 #[derive(Debug, Clone)]
 pub struct Redactor {
     rules: Vec<Rule>,
+    /// Every rule's pattern in one set: one pass over a text says which
+    /// rules can match at all (most texts match none), so only those are
+    /// searched for their spans.
+    any: Option<regex::RegexSet>,
 }
 
 impl Redactor {
@@ -180,12 +184,18 @@ impl Redactor {
                 open_end: None,
             });
         }
-        Ok(Self { rules })
+        // Without the set (a pattern set too large to build) every rule
+        // is searched, as it would be anyway.
+        let any = regex::RegexSet::new(rules.iter().map(|r| r.re.as_str())).ok();
+        Ok(Self { rules, any })
     }
 
     /// A redactor that masks nothing.
     pub fn none() -> Self {
-        Self { rules: Vec::new() }
+        Self {
+            rules: Vec::new(),
+            any: None,
+        }
     }
 
     /// The parts of `text` to mask, sorted and merged (overlapping matches
@@ -194,8 +204,12 @@ impl Redactor {
     /// in output not read yet) is masked too.
     fn spans(&self, text: &str, open_end: bool) -> Vec<Span> {
         let mut found = Vec::new();
+        let may_match = self.any.as_ref().map(|set| set.matches(text));
         for (rule, r) in self.rules.iter().enumerate() {
-            let res = std::iter::once(&r.re).chain(r.open_end.as_ref().filter(|_| open_end));
+            let whole = may_match.as_ref().is_none_or(|m| m.matched(rule));
+            let res = std::iter::once(&r.re)
+                .filter(|_| whole)
+                .chain(r.open_end.as_ref().filter(|_| open_end));
             for re in res {
                 for caps in re.captures_iter(text) {
                     let Some(m) = caps.name("secret").or_else(|| caps.get(0)) else {

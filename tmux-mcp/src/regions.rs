@@ -41,6 +41,12 @@ pub(crate) struct Region {
     pub(crate) duration_ms: Option<u64>,
     /// Whether shell integration marked it (else `run`'s wrapped form).
     pub(crate) integrated: bool,
+    /// Its output's first and last lines in the pane's cooked log, when
+    /// recovered from disk (else looked up in the log when needed).
+    pub(crate) lines: Option<(u64, u64)>,
+    /// Recovered from the log of an earlier run of tmux-mcp: its offsets
+    /// are not this run's (its output is read from the cooked log).
+    pub(crate) recovered: bool,
 }
 
 impl Region {
@@ -58,6 +64,8 @@ impl Region {
             pipestatus: Some(f.pipestatus.clone()),
             duration_ms: None,
             integrated: true,
+            lines: None,
+            recovered: false,
         }
     }
 }
@@ -66,6 +74,8 @@ impl Region {
 #[derive(Debug, Default)]
 pub(crate) struct Regions {
     panes: Mutex<HashMap<PaneId, (u64, VecDeque<Region>)>>,
+    /// Bumped on each new region, for the pane logs that write them.
+    changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Regions {
@@ -87,6 +97,36 @@ impl Regions {
         if list.len() > KEEP {
             list.pop_front();
         }
+        drop(panes);
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Puts back the regions a pane's log recovered from an earlier run
+    /// (before any of this run's); numbering continues after them.
+    pub(crate) fn recover(&self, pane: PaneId, recovered: impl Iterator<Item = Region>) {
+        let mut panes = self.panes();
+        let (count, list) = panes.entry(pane).or_default();
+        let mut old: Vec<Region> = recovered.collect();
+        if old.is_empty() {
+            return;
+        }
+        old.sort_by_key(|r| r.id);
+        let shift = old.last().map_or(0, |r| r.id);
+        for r in list.iter_mut() {
+            r.id += shift;
+        }
+        *count += shift;
+        for r in old.into_iter().rev() {
+            list.push_front(r);
+        }
+        while list.len() > KEEP {
+            list.pop_front();
+        }
+    }
+
+    /// Changes whenever a region is recorded.
+    pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
     }
 
     /// Adds what `run` knows to the region that ended at `end`.
@@ -109,9 +149,23 @@ impl Regions {
             .unwrap_or_default()
     }
 
+    /// The pane's regions after id `id`, oldest first.
+    pub(crate) fn since(&self, pane: PaneId, id: u64) -> Vec<Region> {
+        let panes = self.panes();
+        let Some((_, list)) = panes.get(&pane) else {
+            return Vec::new();
+        };
+        let newer = list.iter().rev().take_while(|r| r.id > id).count();
+        list.iter().skip(list.len() - newer).cloned().collect()
+    }
+
     /// Forgets a pane's regions (its program was replaced).
+    /// Their numbering goes on, so a region id is never reused in a pane
+    /// (its cooked log refers to them).
     pub(crate) fn forget(&self, pane: PaneId) {
-        self.panes().remove(&pane);
+        if let Some((_, list)) = self.panes().get_mut(&pane) {
+            list.clear();
+        }
     }
 }
 
@@ -133,6 +187,8 @@ mod tests {
             pipestatus: None,
             duration_ms: None,
             integrated: false,
+            lines: None,
+            recovered: false,
         }
     }
 

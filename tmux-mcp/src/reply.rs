@@ -37,6 +37,15 @@ impl<T: Serialize + JsonSchema + Summary + 'static> IntoCallToolResult for Json<
     }
 }
 
+/// The error kind of a call on a remote host that tmux-mcp cannot reach
+/// (or whose connection was lost): in the text and in the result's
+/// `_meta` (see [`ERROR_META`]).
+pub const HOST_UNREACHABLE: &str = "host_unreachable";
+
+/// The `_meta` key of a tool error that has a kind a client can match:
+/// `{"kind": "host_unreachable", "host": "box"}`.
+pub const ERROR_META: &str = "tmux-mcp/error";
+
 /// A failed tool call, as the model sees it: what failed, why, and what to
 /// do next. Returned as a tool result with `isError: true`, never as a
 /// protocol error.
@@ -49,6 +58,9 @@ pub struct ToolError {
     pub why: String,
     /// What to do next.
     pub next: String,
+    /// A kind a client can match ([`HOST_UNREACHABLE`]), with the host it
+    /// is about; sent in the result's `_meta` under [`ERROR_META`].
+    pub kind: Option<(&'static str, String)>,
 }
 
 impl ToolError {
@@ -58,6 +70,18 @@ impl ToolError {
             what: what.into(),
             why: why.into(),
             next: next.into(),
+            kind: None,
+        }
+    }
+
+    /// Remote host `host` cannot be reached, or its connection was lost:
+    /// `why` says what ssh said.
+    pub fn host_unreachable(host: &str, why: &str, next: impl Into<String>) -> Self {
+        Self {
+            what: format!("Reaching host {host}"),
+            why: format!("{HOST_UNREACHABLE}: host {host} cannot be reached over ssh: {why}"),
+            next: next.into(),
+            kind: Some((HOST_UNREACHABLE, host.to_owned())),
         }
     }
 
@@ -106,7 +130,16 @@ impl ToolError {
 
 impl IntoCallToolResult for ToolError {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
-        Ok(CallToolResult::error(vec![ContentBlock::text(self.to_string())]).into())
+        let mut result = CallToolResult::error(vec![ContentBlock::text(self.to_string())]);
+        if let Some((kind, host)) = &self.kind {
+            let mut meta = serde_json::Map::new();
+            meta.insert(
+                ERROR_META.to_owned(),
+                serde_json::json!({ "kind": kind, "host": host }),
+            );
+            result.meta = Some(rmcp::model::MetaObject(meta));
+        }
+        Ok(result.into())
     }
 }
 

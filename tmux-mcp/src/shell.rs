@@ -77,7 +77,7 @@ pub(crate) struct Shells {
     slots: Mutex<HashMap<PaneId, ShellSlot>>,
     /// Every pane's command lines (integrated shells' from their marks,
     /// others' from `run`).
-    pub(crate) regions: Regions,
+    pub(crate) regions: std::sync::Arc<Regions>,
 }
 
 impl Shells {
@@ -98,7 +98,7 @@ impl Shells {
         Self {
             hooks,
             slots: Mutex::new(HashMap::new()),
-            regions: Regions::default(),
+            regions: std::sync::Arc::default(),
         }
     }
 

@@ -54,7 +54,7 @@ pub const MAX_LINE: usize = DEFAULT_MAX_LINE_LENGTH - 1;
 const HEAD: usize = 64 * 1024;
 
 /// Bytes buffered in each direction of the pipe to rmcp.
-const PIPE: usize = 256 * 1024;
+pub(crate) const PIPE: usize = 256 * 1024;
 
 /// Replies made here that may wait for the output side.
 const QUEUED_REPLIES: usize = 64;
@@ -108,7 +108,7 @@ where
             Ok(Frame::Oversized { len }) => oversized(&line, len),
             Ok(Frame::Eof) => break,
             Err(e) => {
-                tracing::error!("cannot read standard input: {e}");
+                tracing::error!("cannot read the client's input: {e}");
                 break;
             }
         };
@@ -184,7 +184,7 @@ async fn write<W: AsyncWrite + Unpin>(output: &mut W, line: &[u8]) -> bool {
     match output.write_all(line).await {
         Ok(()) => output.flush().await.is_ok(),
         Err(e) => {
-            tracing::debug!("cannot write standard output: {e}");
+            tracing::debug!("cannot write to the client: {e}");
             false
         }
     }
@@ -192,7 +192,7 @@ async fn write<W: AsyncWrite + Unpin>(output: &mut W, line: &[u8]) -> bool {
 
 /// What [`read_line`] found.
 #[derive(Debug, PartialEq, Eq)]
-enum Frame {
+pub(crate) enum Frame {
     /// A line (without its line feed) is in the buffer; at the end of the
     /// input, the last bytes even without a line feed.
     Line,
@@ -208,7 +208,7 @@ enum Frame {
 
 /// Reads one line into `line` (cleared by the caller), keeping at most
 /// [`MAX_LINE`] bytes of it in memory.
-async fn read_line<R: AsyncBufRead + Unpin>(
+pub(crate) async fn read_line<R: AsyncBufRead + Unpin>(
     reader: &mut R,
     line: &mut Vec<u8>,
 ) -> std::io::Result<Frame> {
@@ -246,7 +246,7 @@ async fn read_line<R: AsyncBufRead + Unpin>(
 
 /// What to do with one line from the client.
 #[derive(Debug, PartialEq, Eq)]
-enum Verdict {
+pub(crate) enum Verdict {
     /// rmcp can parse it.
     Forward,
     /// A blank line.
@@ -258,7 +258,7 @@ enum Verdict {
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Decides about one line (without its line feed).
-fn check(line: &[u8]) -> Verdict {
+pub(crate) fn check(line: &[u8]) -> Verdict {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
     // rmcp ignores a byte order mark (RFC 8259 section 8.1 allows it).
     let body = line.strip_prefix(UTF8_BOM).unwrap_or(line);
@@ -331,7 +331,7 @@ fn lone_surrogate(text: &[u8]) -> Option<(usize, u16)> {
 }
 
 /// The answer to a line over [`MAX_LINE`], of which `head` is the start.
-fn oversized(head: &[u8], len: usize) -> Verdict {
+pub(crate) fn oversized(head: &[u8], len: usize) -> Verdict {
     tracing::warn!(len, "answering a line over the length limit");
     Verdict::Reply(error_line(
         Members::scan(head).id,

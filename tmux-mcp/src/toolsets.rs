@@ -75,6 +75,8 @@ pub const TOOLS: &[(&str, Toolset)] = &[
     ("capture_screen", Toolset::Inspect),
     ("read_output", Toolset::Inspect),
     ("search_output", Toolset::Inspect),
+    ("read_log", Toolset::Inspect),
+    ("search_log", Toolset::Inspect),
     ("list_regions", Toolset::Inspect),
     ("read_region", Toolset::Inspect),
     ("search_regions", Toolset::Inspect),

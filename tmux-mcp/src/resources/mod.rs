@@ -26,8 +26,10 @@
 //! `resources/subscribe`; `notifications/resources/list_changed` goes to
 //! every such session. Clients of the 2026-07-28 protocol open a
 //! `subscriptions/listen` stream whose filter names the URIs and whether
-//! they want `list_changed`. A server value serves one session (stdio), so
-//! the legacy subscriptions are one set.
+//! they want `list_changed`. Each session has its own set of legacy
+//! subscriptions, kept by the session's number: a server shared by several
+//! sessions (`serve --unix`) gives each its own number
+//! ([`TmuxMcp::for_session`]).
 //!
 //! (Over 600 lines: the three resources, both subscription generations and
 //! the two update tasks share one subscriber table, and are kept in one
@@ -98,7 +100,7 @@ impl TmuxMcp {
         let screens = self.serves(Target::Screen(PaneId(0)));
         let logs = self.serves(Target::Log(PaneId(0)));
         if (screens || logs)
-            && let Some(conn) = self.inner.backend.current().await
+            && let Some(conn) = self.inner.local.current().await
         {
             let rows = conn.tmux.run(ListPanes::all()).await.map_err(|e| {
                 McpError::internal_error(ToolError::tmux("Listing panes", &e).to_string(), None)
@@ -266,12 +268,12 @@ impl TmuxMcp {
     /// The legacy session's subscriber, made on first use.
     fn legacy_sub(&self, peer: Peer<RoleServer>) -> u64 {
         let mut state = self.hub().lock();
-        if let Some(id) = state.legacy {
-            return id;
+        if let Some(id) = state.legacy.get(&self.session) {
+            return *id;
         }
         let id = state.next_id;
         state.next_id += 1;
-        state.legacy = Some(id);
+        state.legacy.insert(self.session, id);
         state.subs.insert(
             id,
             Sub {
@@ -309,7 +311,7 @@ impl TmuxMcp {
         Target::parse(uri).ok_or_else(|| not_ours(uri))?;
         {
             let mut state = self.hub().lock();
-            if let Some(id) = state.legacy
+            if let Some(id) = state.legacy.get(&self.session).copied()
                 && let Some(sub) = state.subs.get_mut(&id)
             {
                 sub.uris.retain(|(u, _)| u != uri);
@@ -369,6 +371,18 @@ impl TmuxMcp {
         context.cancelled().await;
         drop(guard);
         Ok(())
+    }
+
+    /// This session ended: its legacy subscriptions end with it.
+    pub(crate) fn resources_session_ended(&self) {
+        let gone = {
+            let mut state = self.hub().lock();
+            let id = state.legacy.remove(&self.session);
+            id.and_then(|id| state.subs.remove(&id))
+        };
+        if gone.is_some() {
+            self.hub().reconcile();
+        }
     }
 
     /// A tool call ended: one that may have changed tmux makes the tree be
@@ -522,8 +536,8 @@ async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner
         let Some(server) = inner.upgrade() else {
             return;
         };
-        let mut connections = server.backend.connections();
-        let conn = server.backend.current().await;
+        let mut connections = server.local.connections();
+        let conn = server.local.current().await;
         drop(server);
         let Some(conn) = conn else {
             // Pushed: wakes when the next connection is made.

@@ -166,8 +166,9 @@ pub(super) struct Sub {
 pub(super) struct State {
     pub(super) next_id: u64,
     pub(super) subs: HashMap<u64, Sub>,
-    /// The id of the legacy session's subscriber, once there is one.
-    pub(super) legacy: Option<u64>,
+    /// The id of each legacy session's subscriber, once there is one, by
+    /// the session's number ([`crate::TmuxMcp::for_session`]).
+    pub(super) legacy: HashMap<u64, u64>,
     /// The task that follows each subscribed pane.
     pub(super) panes: HashMap<PaneId, AbortHandle>,
     /// The task that follows the tree.

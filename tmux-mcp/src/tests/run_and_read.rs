@@ -308,7 +308,7 @@ async fn large_output_is_bounded_with_directions_to_the_rest() {
             CallCtx::detached(),
         )
         .await);
-    assert_eq!(r.exit_status, Some(0));
+    assert_eq!(r.exit_status, Some(0), "{:?} {:?}", r.status, r.echo);
     // Too large to show whole: the text carries its head and tail, the
     // structured field none of it.
     assert_eq!(r.output, None);

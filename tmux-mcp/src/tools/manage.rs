@@ -264,7 +264,7 @@ impl TmuxMcp {
                     .map_err(err)?;
                 (
                     r.session.to_string(),
-                    Some(self.inner.backend.attach_command(&args.name)),
+                    Some(self.backend.attach_command(&args.name)),
                 )
             }
             RenameWhat::Window => {

@@ -127,7 +127,7 @@ impl Excerpt {
 
 impl TmuxMcp {
     pub(crate) async fn conn(&self) -> Result<Arc<Conn>, ToolError> {
-        self.inner.backend.conn().await
+        self.backend.conn().await
     }
 
     /// A wait's time limit from the call's `timeout_secs`: the server's
@@ -195,10 +195,15 @@ impl TmuxMcp {
         r: &Resolved,
         action: Guarded,
     ) -> Result<(), ToolError> {
+        // tmux-mcp's client runs on this machine: it cannot be inside a
+        // remote host's tmux server (its TMUX names a local socket).
+        if conn.remote {
+            return Ok(());
+        }
         let socket = conn
             .socket_path
             .clone()
-            .unwrap_or_else(|| self.inner.backend.expected_socket());
+            .unwrap_or_else(|| self.backend.expected_socket());
         let what = match action {
             Guarded::Input => "Sending input",
             Guarded::Respawn => "Respawning the pane",

@@ -101,10 +101,10 @@ impl TmuxMcp {
             Err(e) => return Err(ToolError::tmux(what, &e)),
         }
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), conn.tmux.closed()).await;
-        self.inner.backend.reset().await;
+        self.backend.reset().await;
         Ok(Json(KillResult {
             killed: "server".to_owned(),
-            id: self.inner.backend.describe(),
+            id: self.backend.describe(),
             name: None,
         }))
     }

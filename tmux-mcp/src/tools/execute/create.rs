@@ -297,12 +297,13 @@ impl TmuxMcp {
         }
         // Waits without a cursor start from here: everything it prints.
         conn.note_input(spawned.pane, spawned.start);
+        conn.actors.created(spawned.pane, crate::actors::current());
         let r = conn.resolve(&spawned.pane.to_string()).await?;
         let row = conn.pane_row(spawned.pane).await?;
         Ok(Json(CreateTerminalResult {
             kind: args.kind,
             session: spawned.session.to_string(),
-            attach_command: self.inner.backend.attach_command(&r.session_name),
+            attach_command: self.backend.attach_command(&r.session_name),
             session_name: r.session_name,
             window: spawned.window.to_string(),
             window_index: r.window_index,

@@ -6,6 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{Key, SendKeys};
 
+use crate::actors::{Sharing, Turn};
 use crate::backend::Conn;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
@@ -45,16 +46,20 @@ pub struct SendTextResult {
     pub enter: bool,
     /// Output cursor from just before the input: wait_for_output from here sees the reaction.
     pub cursor: u64,
+    /// Other actors (MCP clients) using this pane, if any: who typed into it last, and whom this call waited for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
 }
 
 impl Summary for SendTextResult {
     fn summary(&self) -> String {
         format!(
-            "Sent {} bytes to pane {}{}. To see the reaction: wait_for_output or wait_for_idle (cursor={}).",
+            "Sent {} bytes to pane {}{}. To see the reaction: wait_for_output or wait_for_idle (cursor={}).{}",
             self.bytes,
             self.pane,
             if self.enter { " and pressed Enter" } else { "" },
-            self.cursor
+            self.cursor,
+            Sharing::sentence(self.sharing.as_ref())
         )
     }
 }
@@ -86,12 +91,15 @@ pub struct SendKeysResult {
     pub in_mode: bool,
     /// Output cursor from just before the keys.
     pub cursor: u64,
+    /// Other actors (MCP clients) using this pane, if any: who typed into it last, and whom this call waited for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
 }
 
 impl Summary for SendKeysResult {
     fn summary(&self) -> String {
         format!(
-            "Pressed {} in pane {}{}; cursor={}.",
+            "Pressed {} in pane {}{}; cursor={}.{}",
             self.keys.join(" "),
             self.pane,
             if self.in_mode {
@@ -99,7 +107,8 @@ impl Summary for SendKeysResult {
             } else {
                 ""
             },
-            self.cursor
+            self.cursor,
+            Sharing::sentence(self.sharing.as_ref())
         )
     }
 }
@@ -134,7 +143,7 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<SendTextArgs>,
     ) -> Result<Json<SendTextResult>, ToolError> {
-        let (conn, r, cursor) = self
+        let (conn, r, cursor, turn) = self
             .prepare_input(
                 &args.target,
                 "Typing into",
@@ -153,6 +162,7 @@ impl TmuxMcp {
             delivery,
             enter: args.enter,
             cursor,
+            sharing: turn.sharing(),
         }))
     }
 
@@ -183,6 +193,10 @@ impl TmuxMcp {
         let what = format!("Pressing keys in pane {}", r.pane);
         conn.refuse_home(&r, &what)?;
         self.guard(&conn, &r, Guarded::Input).await?;
+        let turn = conn
+            .actors
+            .take_turn(r.pane, crate::actors::current())
+            .await;
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         if row.dead {
@@ -190,6 +204,7 @@ impl TmuxMcp {
         }
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
+        turn.typed();
         let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
         conn.tmux
             .run(SendKeys::keys(r.pane, keys))
@@ -200,6 +215,7 @@ impl TmuxMcp {
             keys: names,
             in_mode: row.in_mode,
             cursor,
+            sharing: turn.sharing(),
         }))
     }
 
@@ -214,7 +230,7 @@ impl TmuxMcp {
             &args.text,
             "a tmux paste buffer cannot hold (it is set through a tmux argument)",
         )?;
-        let (conn, r, cursor) = self
+        let (conn, r, cursor, turn) = self
             .prepare_input(
                 &args.target,
                 "Pasting into",
@@ -239,6 +255,7 @@ impl TmuxMcp {
             },
             enter: args.enter,
             cursor,
+            sharing: turn.sharing(),
         }))
     }
 }
@@ -246,7 +263,8 @@ impl TmuxMcp {
 impl TmuxMcp {
     /// The checks shared by the tools that type or paste text: the target
     /// exists and is not protected, there is something to send, the pane
-    /// can take input. Returns the output offset before the input.
+    /// can take input. Takes the pane's input turn (held until the caller
+    /// drops it, after typing). Returns the output offset before the input.
     async fn prepare_input(
         &self,
         target: &str,
@@ -254,7 +272,7 @@ impl TmuxMcp {
         text: &str,
         enter: bool,
         force: bool,
-    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64), ToolError> {
+    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64, Turn), ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(target).await?;
         let what = format!("{verb} pane {}", r.pane);
@@ -267,11 +285,16 @@ impl TmuxMcp {
                 "Give text, or enter=true to press Enter",
             ));
         }
+        let turn = conn
+            .actors
+            .take_turn(r.pane, crate::actors::current())
+            .await;
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         check_typable(&row, force, &what)?;
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
-        Ok((conn, r, cursor))
+        turn.typed();
+        Ok((conn, r, cursor, turn))
     }
 }

@@ -9,6 +9,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{ListClients, ListPanes, ListSessions, ListWindows};
 
+use crate::actors::PaneActorsEntry;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::tools::inspect::{StateFacts, facts};
@@ -16,7 +17,8 @@ use crate::tools::inspect::{StateFacts, facts};
 const LIST_TERMINALS: &str = "List every terminal on the tmux server tmux-mcp drives: sessions, their windows and panes, with each pane's id, size, foreground command, working directory, title, whether its program has exited (and the exit status), whether it is in copy mode or on the alternate screen (a full-screen program), and its output cursor if it is followed. \
 Use it first to find targets, and whenever an id stops working. \
 Returns a tree (sessions > windows > panes) and the command a human runs to watch each session. tmux-mcp's own control session is hidden unless include_internal is true. \
-Fails only if tmux cannot be reached.";
+With remote hosts configured (--host), the local tree also lists each host's terminals under `hosts`, or why the host cannot be reached; with host set, only that host's. \
+Fails only if tmux cannot be reached (the local one, or the named host's).";
 
 /// Arguments of `list_terminals`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -60,6 +62,9 @@ pub struct PaneEntry {
     pub history_lines: u32,
     /// Current end of its followed output (a cursor for wait_for_output / read_output), if followed.
     pub cursor: Option<u64>,
+    /// Which actors (MCP clients) created it and last typed into it, and when, as far as this server saw.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actors: Option<PaneActorsEntry>,
 }
 
 /// A window in `list_terminals`.
@@ -105,12 +110,34 @@ pub struct SessionEntry {
 /// Result of `list_terminals`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ListTerminalsResult {
+    /// The host of this tree: `local`, or a remote host's name.
+    pub host: String,
     /// The tmux server, like `tmux -L tmux-mcp`.
     pub server: String,
     /// The version of that tmux server, as it reports it (like `3.5a`).
     pub tmux_version: String,
     /// The sessions.
     pub sessions: Vec<SessionEntry>,
+    /// In the local tree: every remote host's terminals (pass its name as
+    /// `host` to act on them), or why it cannot be reached.
+    pub hosts: Vec<HostTerminals>,
+}
+
+/// A remote host's terminals in `list_terminals`.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HostTerminals {
+    /// The host's name: the `host` argument of the tools.
+    pub host: String,
+    /// How it is reached, like `host box: ssh me@box tmux -L tmux-mcp`.
+    pub server: String,
+    /// tmux-mcp reached it for this listing.
+    pub reachable: bool,
+    /// The version of its tmux server, when reached.
+    pub tmux_version: Option<String>,
+    /// Its sessions (none when it cannot be reached).
+    pub sessions: Vec<SessionEntry>,
+    /// Why it cannot be reached (a `host_unreachable` error).
+    pub error: Option<String>,
 }
 
 impl Summary for ListTerminalsResult {
@@ -124,7 +151,34 @@ impl Summary for ListTerminalsResult {
         if self.sessions.is_empty() {
             s.push_str(". Create one with create_terminal.");
         }
-        for session in &self.sessions {
+        write_sessions(&mut s, &self.sessions);
+        for host in &self.hosts {
+            match &host.error {
+                Some(error) => {
+                    let _ = write!(s, "\n\nhost {}: unreachable: {error}", host.host);
+                }
+                None => {
+                    let _ = write!(
+                        s,
+                        "\n\nhost {} ({}, tmux {}): {} session(s); pass host={:?} to act on them",
+                        host.host,
+                        host.server,
+                        host.tmux_version.as_deref().unwrap_or("?"),
+                        host.sessions.len(),
+                        host.host
+                    );
+                    write_sessions(&mut s, &host.sessions);
+                }
+            }
+        }
+        s
+    }
+}
+
+/// The sessions of one tree, a line per session, window and pane.
+fn write_sessions(s: &mut String, sessions: &[SessionEntry]) {
+    {
+        for session in sessions {
             let _ = write!(
                 s,
                 "\nsession {} {:?}{}{} — watch: {}",
@@ -170,6 +224,14 @@ impl Summary for ListTerminalsResult {
                     if let Some(c) = p.cursor {
                         state.push(format!("cursor={c}"));
                     }
+                    if let Some(a) = &p.actors {
+                        if let Some(who) = &a.created_by {
+                            state.push(format!("created by {who}"));
+                        }
+                        if let (Some(who), Some(at)) = (&a.last_input_by, &a.last_input_at) {
+                            state.push(format!("last typed by {who} at {at}"));
+                        }
+                    }
                     let _ = write!(
                         s,
                         "\n    pane {} {}x{} {} in {}{}",
@@ -187,7 +249,6 @@ impl Summary for ListTerminalsResult {
                 }
             }
         }
-        s
     }
 }
 
@@ -302,6 +363,18 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<ListTerminalsArgs>,
     ) -> Result<Json<ListTerminalsResult>, ToolError> {
+        let mut tree = self.terminal_tree(args.include_internal).await?;
+        if !self.backend.is_remote() {
+            tree.hosts = self.host_trees(args.include_internal).await;
+        }
+        Ok(Json(tree))
+    }
+
+    /// The tree of this value's tmux server (no other host's).
+    pub(crate) async fn terminal_tree(
+        &self,
+        include_internal: bool,
+    ) -> Result<ListTerminalsResult, ToolError> {
         let what = "Listing terminals";
         let conn = self.conn().await?;
         let t = &conn.tmux;
@@ -344,6 +417,7 @@ impl TmuxMcp {
                     alternate_screen: p.alternate_on,
                     history_lines: p.history_size,
                     cursor: cursors.get(&p.id).copied(),
+                    actors: conn.actors.entry(p.id),
                 });
         }
         let mut by_session: BTreeMap<u32, Vec<WindowEntry>> = BTreeMap::new();
@@ -367,14 +441,14 @@ impl TmuxMcp {
         let mut out = Vec::new();
         for s in sessions {
             let internal = s.id == conn.home.0;
-            if internal && !args.include_internal {
+            if internal && !include_internal {
                 continue;
             }
             let mut windows = by_session.remove(&s.id.0).unwrap_or_default();
             windows.sort_by_key(|w| w.index);
             out.push(SessionEntry {
                 id: s.id.to_string(),
-                attach_command: self.inner.backend.attach_command(&s.name),
+                attach_command: self.backend.attach_command(&s.name),
                 name: s.name,
                 attached_clients: humans.get(&s.id.to_string()).copied().unwrap_or(0),
                 created: s.created,
@@ -383,11 +457,52 @@ impl TmuxMcp {
             });
         }
         out.sort_by_key(|s| s.created);
-        Ok(Json(ListTerminalsResult {
-            server: self.inner.backend.describe(),
+        Ok(ListTerminalsResult {
+            host: self.backend.host().to_owned(),
+            server: self.backend.describe(),
             tmux_version: t.version().to_string(),
             sessions: out,
-        }))
+            hosts: Vec::new(),
+        })
+    }
+
+    /// Every remote host's tree, reached at the same time; an unreachable
+    /// host gives its error instead of failing the listing.
+    async fn host_trees(&self, include_internal: bool) -> Vec<HostTerminals> {
+        let mut set = tokio::task::JoinSet::new();
+        for (at, server) in self.remote_hosts().into_iter().enumerate() {
+            set.spawn(async move {
+                let tree = server.terminal_tree(include_internal).await;
+                let host = server.backend.host().to_owned();
+                let entry = match tree {
+                    Ok(tree) => HostTerminals {
+                        host,
+                        server: tree.server,
+                        reachable: true,
+                        tmux_version: Some(tree.tmux_version),
+                        sessions: tree.sessions,
+                        error: None,
+                    },
+                    Err(e) => {
+                        // A call that failed as the connection dropped
+                        // says so as the lost host.
+                        let e = server.backend.lost().await.unwrap_or(e);
+                        HostTerminals {
+                            host,
+                            server: server.backend.describe(),
+                            reachable: false,
+                            tmux_version: None,
+                            sessions: Vec::new(),
+                            error: Some(e.to_string()),
+                        }
+                    }
+                };
+                (at, entry)
+            });
+        }
+        let mut trees: Vec<(usize, HostTerminals)> = set.join_all().await.into_iter().collect();
+        trees.sort_by_key(|(at, _)| *at);
+        trees.into_iter().map(|(_, t)| t).collect()
     }
 
     #[tool(description = PANE_INFO, annotations(title = "Pane info", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
@@ -405,7 +520,7 @@ impl TmuxMcp {
             pane: r.pane.to_string(),
             window: r.window.to_string(),
             session: r.session.to_string(),
-            attach_command: self.inner.backend.attach_command(&r.session_name),
+            attach_command: self.backend.attach_command(&r.session_name),
             session_name: r.session_name,
             window_index: r.window_index,
             pane_index: r.pane_index,

@@ -2,13 +2,15 @@
 //! [`crate::tools::waits`]). Nothing here sends input or changes tmux.
 //!
 //! `list` holds `list_terminals` and `pane_info`, `read` the tools that read
-//! a pane's screen and output, `state` what a terminal is doing and
+//! a pane's screen and output, `log` those of its cooked log, `regions`
+//! those of its commands, `status` what a terminal is doing and
 //! `wait_for_state`; `inspect_router` joins their routers.
 
 mod list;
+mod log;
 mod read;
 mod regions;
-mod state;
+mod status;
 
 use std::time::Duration;
 
@@ -18,9 +20,10 @@ use crate::reply::ToolError;
 use crate::server::TmuxMcp;
 
 pub use list::{
-    ListTerminalsArgs, ListTerminalsResult, PaneEntry, PaneInfoArgs, PaneInfoResult, SessionEntry,
-    WindowEntry,
+    HostTerminals, ListTerminalsArgs, ListTerminalsResult, PaneEntry, PaneInfoArgs, PaneInfoResult,
+    SessionEntry, WindowEntry,
 };
+pub use log::{LogEntry, ReadLogArgs, ReadLogResult, SearchLogArgs, SearchLogResult};
 pub use read::{
     CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
     ScreenSource, SearchMatch, SearchOutputArgs, SearchOutputResult,
@@ -29,13 +32,17 @@ pub use regions::{
     ListRegionsArgs, ListRegionsResult, ReadRegionArgs, ReadRegionResult, RegionEntry, RegionMatch,
     SearchRegionsArgs, SearchRegionsResult,
 };
-pub(crate) use state::facts;
-pub use state::{StateFacts, TerminalState, WaitForStateArgs, WaitForStateResult};
+pub(crate) use status::facts;
+pub use status::{StateFacts, TerminalState, WaitForStateArgs, WaitForStateResult};
 
 impl TmuxMcp {
     /// The tools of this module (the waits have their own router).
     pub(crate) fn inspect_router() -> ToolRouter<TmuxMcp> {
-        Self::list_router() + Self::read_router() + Self::regions_router() + Self::state_router()
+        Self::list_router()
+            + Self::read_router()
+            + Self::log_router()
+            + Self::regions_router()
+            + Self::status_router()
     }
 }
 

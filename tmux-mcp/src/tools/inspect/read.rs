@@ -7,8 +7,8 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::PaneOutput;
 use tmux_control::command::CapturePane;
+use tmux_control::{PaneId, PaneOutput};
 
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
@@ -448,9 +448,21 @@ impl TmuxMcp {
             ));
         }
         let conn = self.conn().await?;
-        let r = conn.resolve(&args.target).await?;
-        let what = format!("Capturing pane {}", r.pane);
-        let po = conn.follow(r.pane).await?;
+        // A pane id whose output is followed and has not ended names a pane
+        // that exists: no round trip to tmux to resolve it.
+        let known = args
+            .target
+            .parse::<PaneId>()
+            .ok()
+            .and_then(|pane| conn.journals.live_output(pane));
+        let (pane, po) = match known {
+            Some(po) => (po.pane(), po),
+            None => {
+                let r = conn.resolve(&args.target).await?;
+                (r.pane, conn.follow(r.pane).await?)
+            }
+        };
+        let what = format!("Capturing pane {pane}");
         let plain =
             !args.whole_history && !args.escapes && args.start.is_none() && args.end.is_none();
         let state = po.state();
@@ -468,7 +480,7 @@ impl TmuxMcp {
             let (dropped, text) = keep_last_lines(&redacted, self.screen_budget(args.max_bytes));
             let line = |n: i64| i32::try_from(n).unwrap_or(i32::MAX);
             return Ok(Json(CaptureScreenResult {
-                pane: r.pane.to_string(),
+                pane: pane.to_string(),
                 text,
                 first_line: line(i64::try_from(dropped).unwrap_or(0)),
                 last_line: line(last_line.max(0)),
@@ -493,12 +505,12 @@ impl TmuxMcp {
                 let _ = again.resync_screen().await;
             });
         }
-        let row = conn.pane_row(r.pane).await?;
+        let row = conn.pane_row(pane).await?;
         // Line numbers beyond the scrollback or the screen count as its
         // first or last line, as tmux itself takes them; clamping them here
         // keeps the reply's line numbers right and every sum in range.
         let lines_on = LineRange::of(&row);
-        let mut cmd = CapturePane::new(r.pane);
+        let mut cmd = CapturePane::new(pane);
         if args.whole_history {
             cmd = cmd.whole_history();
         } else {
@@ -534,7 +546,7 @@ impl TmuxMcp {
         let (dropped, text) = keep_last_lines(&redacted, self.screen_budget(args.max_bytes));
         let line = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });
         Ok(Json(CaptureScreenResult {
-            pane: r.pane.to_string(),
+            pane: pane.to_string(),
             text,
             first_line: line(first_line + i64::try_from(dropped).unwrap_or(0)),
             last_line: line(last_line.max(first_line)),

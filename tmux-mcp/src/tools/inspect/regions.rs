@@ -8,13 +8,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::PaneOutput;
 
+use std::sync::Arc;
+
+use crate::journal::Journal;
 use crate::regions::Region;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::shape::{Highlight, LossReport, describe_losses};
 use crate::text::cook;
-use crate::tools::Omitted;
+use crate::text::{json_len, json_prefix};
 use crate::tools::inspect::search_regex;
+use crate::tools::{Excerpt, Omitted};
 
 /// Most regions `list_regions` returns.
 const MAX_LIST: usize = 200;
@@ -42,6 +46,13 @@ pub struct RegionEntry {
     pub output_bytes: u64,
     /// integrated (marked by the shell) or wrapped (a run in a shell without integration).
     pub mode: String,
+    /// The first line of its output in the cooked log (read_log from_line), when it printed any.
+    pub first_line: Option<u64>,
+    /// The last line of its output in the cooked log.
+    pub last_line: Option<u64>,
+    /// Recovered from the log of an earlier run of tmux-mcp (its output is read from the cooked log; its cursors are 0).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub recovered: bool,
 }
 
 /// Arguments of `list_regions`.
@@ -252,10 +263,14 @@ impl Summary for SearchRegionsResult {
     }
 }
 
+/// A pane's output, its cooked log and its regions.
+type Pane = (PaneOutput, Option<Arc<Journal>>, Vec<Region>);
+
 impl TmuxMcp {
     /// A region as the tools show it (its command line read back from
     /// the log when `run` did not type it).
-    fn entry(&self, po: &PaneOutput, r: &Region) -> RegionEntry {
+    fn entry(&self, po: &PaneOutput, journal: Option<&Journal>, r: &Region) -> RegionEntry {
+        let lines = r.lines.or_else(|| journal?.region_lines(r));
         let command = r.command.clone().or_else(|| {
             let (from, to) = r.input?;
             let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
@@ -270,9 +285,12 @@ impl TmuxMcp {
             exit_status: r.status,
             pipestatus: r.pipestatus.clone(),
             duration_ms: r.duration_ms,
-            output_cursor: r.output_start,
-            end_cursor: r.output_end,
+            output_cursor: if r.recovered { 0 } else { r.output_start },
+            end_cursor: if r.recovered { 0 } else { r.output_end },
             output_bytes: r.output_end - r.output_start,
+            first_line: lines.map(|l| l.0),
+            last_line: lines.map(|l| l.1),
+            recovered: r.recovered,
             mode: if r.integrated {
                 "integrated"
             } else {
@@ -283,12 +301,23 @@ impl TmuxMcp {
     }
 
     /// The pane's regions, brought up to date with its shell's marks.
-    async fn regions_of(&self, target: &str) -> Result<(PaneOutput, Vec<Region>), ToolError> {
+    async fn regions_of(&self, target: &str) -> Result<Pane, ToolError> {
         let conn = self.conn().await?;
         let r = conn.resolve(target).await?;
         let po = conn.follow(r.pane).await?;
         let _ = conn.shells.get(&conn.tmux, &po).await;
-        Ok((po, conn.shells.regions.list(r.pane)))
+        let journal = conn.journals.get(r.pane);
+        Ok((po, journal, conn.shells.regions.list(r.pane)))
+    }
+
+    /// A recovered region's output, from the cooked log (secrets masked).
+    fn recovered_output(&self, journal: Option<&Journal>, r: &Region) -> String {
+        let (Some(journal), Some((from, to))) = (journal, r.lines) else {
+            return String::new();
+        };
+        let lines = journal.lines(from, to);
+        let texts: Vec<String> = lines.into_iter().map(|l| l.text).collect();
+        self.redact_lines(&texts).join("\n")
     }
 }
 
@@ -306,7 +335,7 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<ListRegionsArgs>,
     ) -> Result<Json<ListRegionsResult>, ToolError> {
-        let (po, regions) = self.regions_of(&args.target).await?;
+        let (po, journal, regions) = self.regions_of(&args.target).await?;
         let last = usize::try_from(args.last.unwrap_or(50))
             .unwrap_or(MAX_LIST)
             .min(MAX_LIST);
@@ -314,7 +343,10 @@ impl TmuxMcp {
         Ok(Json(ListRegionsResult {
             pane: po.pane().to_string(),
             total: u32::try_from(regions.len()).unwrap_or(u32::MAX),
-            regions: regions[skip..].iter().map(|r| self.entry(&po, r)).collect(),
+            regions: regions[skip..]
+                .iter()
+                .map(|r| self.entry(&po, journal.as_deref(), r))
+                .collect(),
         }))
     }
 
@@ -323,7 +355,7 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<ReadRegionArgs>,
     ) -> Result<Json<ReadRegionResult>, ToolError> {
-        let (po, regions) = self.regions_of(&args.target).await?;
+        let (po, journal, regions) = self.regions_of(&args.target).await?;
         let what = format!("Reading a region of pane {}", po.pane());
         let found = match args.id {
             Some(id) => regions.iter().find(|r| r.id == id),
@@ -339,15 +371,26 @@ impl TmuxMcp {
                 "Call list_regions to see the pane's regions",
             ));
         };
-        let e = self.excerpt(
-            &po,
-            region.output_start,
-            region.output_end,
-            self.budget(args.max_bytes),
-        );
+        let budget = self.budget(args.max_bytes);
+        let e = if region.recovered {
+            let text = self.recovered_output(journal.as_deref(), region);
+            let half = budget.saturating_sub(crate::shape::REPLY_OVERHEAD) / 2;
+            let small = json_len(&text) <= half;
+            Excerpt {
+                text: if small {
+                    text
+                } else {
+                    json_prefix(&text, half).to_owned()
+                },
+                small,
+                ..Excerpt::default()
+            }
+        } else {
+            self.excerpt(&po, region.output_start, region.output_end, budget)
+        };
         Ok(Json(ReadRegionResult {
             pane: po.pane().to_string(),
-            region: self.entry(&po, region),
+            region: self.entry(&po, journal.as_deref(), region),
             output: e.structured(),
             highlights: e.highlights,
             omitted: e.omitted,
@@ -361,7 +404,7 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<SearchRegionsArgs>,
     ) -> Result<Json<SearchRegionsResult>, ToolError> {
-        let (po, regions) = self.regions_of(&args.target).await?;
+        let (po, journal, regions) = self.regions_of(&args.target).await?;
         let what = format!("Searching the regions of pane {}", po.pane());
         let re = search_regex(&what, &args.pattern, args.literal, args.ignore_case)?;
         let max = usize::try_from(args.max_matches.unwrap_or(50).min(500)).unwrap_or(500);
@@ -388,7 +431,7 @@ impl TmuxMcp {
             .filter(|r| args.id.is_none_or(|id| r.id == id))
         {
             out.regions_searched += 1;
-            let entry = self.entry(&po, region);
+            let entry = self.entry(&po, journal.as_deref(), region);
             if let Some(command) = entry.command.as_deref().filter(|c| re.is_match(c)) {
                 out.command_matches += 1;
                 let line = command.to_owned();
@@ -402,10 +445,14 @@ impl TmuxMcp {
                     },
                 );
             }
-            let len = usize::try_from(region.output_end - region.output_start).unwrap_or(0);
-            let (_, raw) = po.read_from(region.output_start, len);
             // Search the redacted text: a search must not reveal a secret.
-            let text = self.redact(&cook(&raw));
+            let text = if region.recovered {
+                self.recovered_output(journal.as_deref(), region)
+            } else {
+                let len = usize::try_from(region.output_end - region.output_start).unwrap_or(0);
+                let (_, raw) = po.read_from(region.output_start, len);
+                self.redact(&cook(&raw))
+            };
             for (n, line) in text.lines().enumerate() {
                 if re.is_match(line) {
                     out.output_matches += 1;

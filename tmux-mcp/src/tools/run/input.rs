@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use tmux_control::command::DisplayMessage;
 use tmux_control::{PaneId, PaneOutput};
 
 use crate::backend::Conn;
@@ -42,7 +43,19 @@ pub(super) async fn waiting_for_input(
         {
             let evidence = probe(pid, &tty);
             if evidence.reading_terminal == Some(true) {
-                return evidence;
+                // The command may have ended already, the shell back at its
+                // prompt with the end mark still on its way through tmux
+                // (a loaded machine): tmux delivers all the pane output it
+                // has read ahead of a command's reply, so one round trip
+                // brings it. Output that came means: not waiting, look again.
+                let before = po.end_offset();
+                let _ = conn
+                    .tmux
+                    .run(DisplayMessage::format("#{pane_id}").target(pane))
+                    .await;
+                if po.end_offset() == before {
+                    return evidence;
+                }
             }
             more = po.stream_from(po.end_offset());
         }

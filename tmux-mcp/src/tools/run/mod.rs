@@ -24,6 +24,7 @@ mod reply;
 
 pub use reply::{RunArgs, RunMode, RunResult, RunStatus};
 
+use crate::actors::Sharing;
 use crate::backend::Conn;
 use crate::markers::wrapper_line;
 use crate::regions::Region;
@@ -49,8 +50,8 @@ const INTERRUPT_SETTLE: Duration = Duration::from_millis(500);
 
 /// What `start_run` did.
 enum Started {
-    /// Typed the command: its run id and the pane.
-    Typed(String, PaneOutput),
+    /// Typed the command: its run id, the pane, and who else uses it.
+    Typed(String, PaneOutput, Option<Sharing>),
     /// Typed nothing: the integrated shell has not drawn its first prompt.
     NotReady(Box<RunResult>),
 }
@@ -102,8 +103,12 @@ impl TmuxMcp {
                     .start_run(&conn, target, command, (args.force, args.integrate), limit)
                     .await?
                 {
-                    Started::Typed(run_id, po) => {
-                        self.wait_run(&conn, &po, &run_id, limit, budget, &cc).await
+                    Started::Typed(run_id, po, sharing) => {
+                        let mut reply = self
+                            .wait_run(&conn, &po, &run_id, limit, budget, &cc)
+                            .await?;
+                        reply.0.sharing = sharing;
+                        Ok(reply)
                     }
                     Started::NotReady(result) => Ok(Json(*result)),
                 }
@@ -152,6 +157,12 @@ impl TmuxMcp {
                 "Give a command line",
             ));
         }
+        // The pane's input turn, from the checks to the Enter key (not
+        // while the command runs): another actor's input waits meanwhile.
+        let turn = conn
+            .actors
+            .take_turn(r.pane, crate::actors::current())
+            .await;
         let po = conn.follow(r.pane).await?;
         let mut row = conn.pane_row(r.pane).await?;
         if PaneState::is_start_up_name(&row.current_command) {
@@ -301,6 +312,7 @@ impl TmuxMcp {
                             elapsed_ms: ms(started.elapsed()),
                             prompt: None,
                             echo: None,
+                            sharing: turn.sharing(),
                         })));
                     }
                 }
@@ -321,6 +333,7 @@ impl TmuxMcp {
         };
         let from = po.end_offset();
         conn.note_input(r.pane, from);
+        turn.typed();
         // Text with control characters (newlines, tabs) goes in as one
         // bracketed paste, so that the shell's line editor inserts it
         // instead of acting on it (a tab would complete, a newline run).
@@ -354,7 +367,7 @@ impl TmuxMcp {
                 .remove(&run_id);
             return Err(e);
         }
-        Ok(Started::Typed(run_id, po))
+        Ok(Started::Typed(run_id, po, turn.sharing()))
     }
 
     /// The run still in progress in `pane`, if any. A run in an integrated
@@ -546,6 +559,7 @@ impl TmuxMcp {
             elapsed_ms,
             prompt: None,
             echo: None,
+            sharing: None,
         };
         let end = match outcome {
             Waited::Cancelled => End::Timeout,
@@ -586,6 +600,8 @@ impl TmuxMcp {
                             pipestatus: None,
                             duration_ms: Some(elapsed_ms),
                             integrated: false,
+                            lines: None,
+                            recovered: false,
                         },
                     );
                 }

@@ -5,6 +5,7 @@ use std::fmt::Write as _;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::actors::Sharing;
 use crate::reply::Summary;
 use crate::shape::{Highlight, LossReport, describe_losses};
 use crate::tools::Omitted;
@@ -104,6 +105,9 @@ pub struct RunResult {
     pub prompt: Option<String>,
     /// When waiting_for_input: whether the terminal echoes what is typed (false: a password or other secret is being asked for).
     pub echo: Option<bool>,
+    /// When this call typed the command: other actors (MCP clients) using this pane, if any (who typed into it last, and whom this call waited for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sharing: Option<Sharing>,
 }
 
 impl Summary for RunResult {
@@ -164,6 +168,7 @@ impl Summary for RunResult {
             s.push_str(&lost);
         }
         let _ = write!(s, " cursor={}", self.cursor);
+        s.push_str(&Sharing::sentence(self.sharing.as_ref()));
         if self.output_text.is_empty() {
             s.push_str("\n(no output)");
         } else {

@@ -201,7 +201,7 @@ impl Summary for WaitForStateResult {
     }
 }
 
-#[tool_router(router = state_router, vis = "pub(super)")]
+#[tool_router(router = status_router, vis = "pub(super)")]
 impl TmuxMcp {
     #[tool(description = WAIT_FOR_STATE, annotations(title = "Wait for state", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
     pub(crate) async fn wait_for_state(

@@ -1,0 +1,744 @@
+//! The durable cooked log of each followed pane: its output cooked into
+//! the lines a human saw ([`crate::cooked`]), numbered for good, written to
+//! disk as it arrives and read back by a restarted tmux-mcp, with the
+//! pane's regions.
+//!
+//! Each pane's log lives in `STATE_DIR/logs/ID/` (directory 0700, files
+//! 0600), where `ID` is kept in the pane's `@tmux-mcp-log` option so a
+//! restarted server finds it again. `log.jsonl` holds one JSON record per
+//! line: a session start (`"t":"s"`), a final line (`"t":"l"`: number,
+//! session, offset in that session's output, text, kind) or a region
+//! (`"t":"r"`). When `log.jsonl` passes half the bound it becomes
+//! `log.1.jsonl` (replacing the older one) and a new file starts with the
+//! regions known so far, so the log on disk never holds more than the bound
+//! and the regions survive rotation. A pane that is gone takes its log with
+//! it. The lines the pane still shows (they can change) are not on disk: a
+//! restarted server reads them from tmux's screen.
+//!
+//! One task per pane feeds its log from the pane's output stream (pushed,
+//! never polled) and writes its regions once their output is cooked.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead as _, BufReader, Write as _};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde::{Deserialize, Serialize};
+use tmux_control::command::{OptionScope, SetOption, ShowOption};
+use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput, Tmux};
+
+use crate::cooked::{Cooked, Cooker, LineKind};
+use crate::regions::{Region, Regions};
+use crate::text::cook;
+
+/// The pane option naming the pane's log directory.
+const OPTION: &str = "@tmux-mcp-log";
+
+/// One line of a pane's cooked log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LogLine {
+    /// Its number in the pane's log, from 1, never reused.
+    pub(crate) n: u64,
+    /// The tmux-mcp session (process run) that recorded it, from 1.
+    pub(crate) session: u32,
+    /// Offset in that session's output of the byte that started it.
+    pub(crate) at: u64,
+    /// The text.
+    pub(crate) text: String,
+    /// What it is.
+    pub(crate) kind: LineKind,
+}
+
+/// A record in `log.jsonl`.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "t")]
+enum Record {
+    #[serde(rename = "s")]
+    Session { s: u32, pid: u32, started: u64 },
+    #[serde(rename = "l")]
+    Line {
+        n: u64,
+        s: u32,
+        at: u64,
+        x: String,
+        #[serde(default, skip_serializing_if = "is_text")]
+        k: String,
+    },
+    #[serde(rename = "r")]
+    Region(StoredRegion),
+}
+
+fn is_text(k: &str) -> bool {
+    k.is_empty() || k == "text"
+}
+
+/// A region as written to the log: what a restarted server shows of it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct StoredRegion {
+    id: u64,
+    s: u32,
+    command: Option<String>,
+    cwd: Option<String>,
+    status: Option<i32>,
+    pipestatus: Option<Vec<i32>>,
+    duration_ms: Option<u64>,
+    integrated: bool,
+    /// Its output's first and last log lines (none when it printed nothing).
+    lines: Option<(u64, u64)>,
+    output_bytes: u64,
+    end: u64,
+}
+
+/// What a read of the log returns.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LogRead {
+    /// The lines, oldest first: final ones, then the lines still on the
+    /// screen, numbered as they will be if they do not change.
+    pub(crate) lines: Vec<LogLine>,
+    /// Number of the first line the log still holds.
+    pub(crate) first: u64,
+    /// Number the next final line will get.
+    pub(crate) next: u64,
+    /// How many of `lines` are still on the screen (the last ones).
+    pub(crate) live: usize,
+    /// A full-screen program is running now.
+    pub(crate) full_screen: bool,
+    /// The log is written to disk (else memory only).
+    pub(crate) durable: bool,
+}
+
+struct Inner {
+    dir: Option<PathBuf>,
+    file: Option<File>,
+    file_bytes: u64,
+    max_bytes: u64,
+    lines: VecDeque<LogLine>,
+    kept_bytes: u64,
+    next: u64,
+    session: u32,
+    cooker: Cooker,
+    /// Offset of the output fed so far (this session).
+    fed: u64,
+    /// The regions written (the last [`crate::regions::KEEP`]), rewritten
+    /// into a new file on rotation.
+    written: VecDeque<StoredRegion>,
+    /// The id of the last region written (the regions' ids only grow).
+    last_id: u64,
+    /// The pane's layout generation when the cooker was last sized.
+    layout: Option<u64>,
+}
+
+/// The cooked log of one pane (see the module docs).
+pub(crate) struct Journal {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").finish_non_exhaustive()
+    }
+}
+
+fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn open_append(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
+}
+
+impl Inner {
+    fn write(&mut self, record: &Record) {
+        let Some(file) = self.file.as_mut() else {
+            return;
+        };
+        let Ok(mut line) = serde_json::to_vec(record) else {
+            return;
+        };
+        line.push(b'\n');
+        if let Err(e) = file.write_all(&line) {
+            tracing::warn!(error = %e, "cannot write the pane's log; it continues in memory only");
+            self.file = None;
+            return;
+        }
+        self.file_bytes += line.len() as u64;
+        if self.file_bytes > self.max_bytes / 2 {
+            self.rotate();
+        }
+    }
+
+    fn rotate(&mut self) {
+        let Some(dir) = self.dir.clone() else {
+            return;
+        };
+        self.file = None;
+        let opened = std::fs::rename(dir.join("log.jsonl"), dir.join("log.1.jsonl"))
+            .and_then(|()| open_append(&dir.join("log.jsonl")));
+        match opened {
+            Ok(file) => {
+                self.file = Some(file);
+                self.file_bytes = 0;
+                let session = self.session;
+                self.write(&Record::Session {
+                    s: session,
+                    pid: std::process::id(),
+                    started: now_secs(),
+                });
+                for region in self.written.clone() {
+                    self.write(&Record::Region(region));
+                }
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot rotate the pane's log; it continues in memory only");
+            }
+        }
+    }
+
+    fn push(&mut self, line: Cooked) {
+        let entry = LogLine {
+            n: self.next,
+            session: self.session,
+            at: line.at,
+            text: line.text,
+            kind: line.kind,
+        };
+        self.next += 1;
+        self.write(&Record::Line {
+            n: entry.n,
+            s: entry.session,
+            at: entry.at,
+            x: entry.text.clone(),
+            k: entry.kind.name().to_owned(),
+        });
+        self.keep(entry);
+    }
+
+    fn keep(&mut self, entry: LogLine) {
+        self.kept_bytes += entry.text.len() as u64 + 32;
+        self.lines.push_back(entry);
+        while self.kept_bytes > self.max_bytes {
+            match self.lines.pop_front() {
+                Some(old) => self.kept_bytes -= old.text.len() as u64 + 32,
+                None => break,
+            }
+        }
+    }
+
+    /// The log line holding offset `at` of this session's output.
+    fn line_at(&self, at: u64) -> Option<u64> {
+        let session = self.session;
+        // This session's final lines are the last ones, in offset order.
+        let i = self
+            .lines
+            .partition_point(|l| l.session < session || (l.session == session && l.at <= at));
+        let last_final = i
+            .checked_sub(1)
+            .and_then(|i| self.lines.get(i))
+            .filter(|l| l.session == session)
+            .map(|l| l.n);
+        let on_screen = self
+            .cooker
+            .tail_offsets()
+            .iter()
+            .take_while(|row_at| **row_at <= at)
+            .count();
+        match on_screen.checked_sub(1) {
+            Some(row) => Some(self.next + row as u64),
+            None => last_final,
+        }
+    }
+}
+
+impl Journal {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Opens (or recovers) the log in `dir` for output starting at
+    /// `offset`; memory only when `dir` is `None` or cannot be used.
+    fn open(dir: Option<PathBuf>, max_bytes: u64, offset: u64) -> (Self, Vec<StoredRegion>) {
+        let mut inner = Inner {
+            dir: None,
+            file: None,
+            file_bytes: 0,
+            max_bytes: max_bytes.max(64 * 1024),
+            lines: VecDeque::new(),
+            kept_bytes: 0,
+            next: 1,
+            session: 1,
+            cooker: Cooker::new(offset),
+            fed: offset,
+            written: VecDeque::new(),
+            last_id: 0,
+            layout: None,
+        };
+        let mut recovered = Vec::new();
+        if let Some(dir) = dir {
+            let made = std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&dir);
+            let mut last_session = 0;
+            for name in ["log.1.jsonl", "log.jsonl"] {
+                let Ok(file) = File::open(dir.join(name)) else {
+                    continue;
+                };
+                for line in BufReader::new(file).lines() {
+                    let Ok(line) = line else { break };
+                    // A record cut short by a crash is skipped.
+                    let Ok(record) = serde_json::from_str::<Record>(&line) else {
+                        continue;
+                    };
+                    match record {
+                        Record::Session { s, .. } => last_session = last_session.max(s),
+                        Record::Line { n, s, at, x, k } if n >= inner.next => {
+                            inner.next = n + 1;
+                            inner.keep(LogLine {
+                                n,
+                                session: s,
+                                at,
+                                text: x,
+                                kind: LineKind::from_name(&k),
+                            });
+                        }
+                        Record::Line { .. } => {}
+                        Record::Region(r) => {
+                            recovered.retain(|o: &StoredRegion| o.id != r.id);
+                            recovered.push(r);
+                        }
+                    }
+                }
+            }
+            inner.session = last_session + 1;
+            match made.and_then(|()| open_append(&dir.join("log.jsonl"))) {
+                Ok(file) => {
+                    inner.file_bytes = file.metadata().map_or(0, |m| m.len());
+                    inner.file = Some(file);
+                    inner.dir = Some(dir);
+                }
+                Err(e) => {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot write the pane's log; it is kept in memory only");
+                }
+            }
+            let session = inner.session;
+            if inner.next > 1 {
+                let restarted = "[tmux-mcp restarted here: what the terminal printed while tmux-mcp was not running is not in this log]".to_owned();
+                inner.push(Cooked {
+                    at: offset,
+                    text: restarted,
+                    kind: LineKind::Gap,
+                });
+            }
+            inner.write(&Record::Session {
+                s: session,
+                pid: std::process::id(),
+                started: now_secs(),
+            });
+            inner.last_id = recovered.iter().map(|r| r.id).max().unwrap_or(0);
+            inner.written = recovered.iter().cloned().collect();
+        }
+        (
+            Self {
+                inner: Mutex::new(inner),
+            },
+            recovered,
+        )
+    }
+
+    /// Cooks output at `offset` into the log.
+    fn feed(&self, offset: u64, data: &[u8]) {
+        let mut inner = self.lock();
+        for line in inner.cooker.feed(offset, data) {
+            inner.push(line);
+        }
+        inner.fed = offset + data.len() as u64;
+    }
+
+    /// Ends what is on the screen and records a gap.
+    fn gap(&self, at: u64, text: String) {
+        let mut inner = self.lock();
+        for line in inner.cooker.finish() {
+            inner.push(line);
+        }
+        inner.push(Cooked {
+            at,
+            text,
+            kind: LineKind::Gap,
+        });
+        inner.cooker = Cooker::new(at);
+        inner.layout = None;
+        inner.fed = inner.fed.max(at);
+    }
+
+    /// Sizes the cooker from the pane's screen after a layout change.
+    fn resize_from(&self, po: &PaneOutput) {
+        let generation = po.state().layout_generation;
+        if self.lock().layout == Some(generation) {
+            return;
+        }
+        if let Some(screen) = po.emulated_screen() {
+            let mut inner = self.lock();
+            let w = u16::try_from(screen.width).unwrap_or(u16::MAX);
+            let h = u16::try_from(screen.height).unwrap_or(u16::MAX);
+            inner.cooker.resize(w, h);
+            inner.layout = Some(generation);
+        }
+    }
+
+    /// Writes the regions whose output is cooked and not yet written.
+    fn write_regions(&self, regions: Vec<Region>, po: &PaneOutput) -> bool {
+        let mut inner = self.lock();
+        let session = inner.session;
+        for r in regions {
+            if r.recovered || r.id <= inner.last_id {
+                continue;
+            }
+            if r.end > inner.fed {
+                // Its output is not cooked yet: written after a later feed.
+                return true;
+            }
+            let command = r.command.clone().or_else(|| {
+                let (from, to) = r.input?;
+                let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
+                (at == from).then(|| cook(&raw).trim().to_owned())
+            });
+            let lines = region_lines(&inner, &r);
+            let stored = StoredRegion {
+                id: r.id,
+                s: session,
+                command,
+                cwd: r.cwd.clone(),
+                status: r.status,
+                pipestatus: r.pipestatus.clone(),
+                duration_ms: r.duration_ms,
+                integrated: r.integrated,
+                lines,
+                output_bytes: r.output_end - r.output_start,
+                end: r.end,
+            };
+            inner.write(&Record::Region(stored.clone()));
+            inner.last_id = r.id;
+            inner.written.push_back(stored);
+            if inner.written.len() > crate::regions::KEEP {
+                inner.written.pop_front();
+            }
+        }
+        false
+    }
+
+    /// The id of the last region written.
+    fn last_id(&self) -> u64 {
+        self.lock().last_id
+    }
+
+    /// The log's lines from number `from` (or the last `last` lines), at
+    /// most `max` of them: the final lines, then those still on the screen,
+    /// numbered as they will be if they do not change.
+    pub(crate) fn read(&self, from: Option<u64>, last: usize, max: usize) -> LogRead {
+        let inner = self.lock();
+        let (tail, full_screen) = inner.cooker.tail();
+        let live: Vec<LogLine> = tail
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| LogLine {
+                n: inner.next + i as u64,
+                session: inner.session,
+                at: l.at,
+                text: l.text,
+                kind: l.kind,
+            })
+            .collect();
+        let first = inner.lines.front().map_or(inner.next, |l| l.n);
+        // Lines are in number order: find where to start, then copy only
+        // the lines returned.
+        let total = inner.lines.len() + live.len();
+        let skip = match from {
+            Some(from) => {
+                inner.lines.partition_point(|l| l.n < from)
+                    + live.iter().take_while(|l| l.n < from).count()
+            }
+            None => total.saturating_sub(last.min(max)),
+        };
+        let lines: Vec<LogLine> = inner
+            .lines
+            .iter()
+            .chain(live.iter())
+            .skip(skip)
+            .take(max)
+            .cloned()
+            .collect();
+        let live_count = lines.iter().filter(|l| l.n >= inner.next).count();
+        LogRead {
+            lines,
+            first,
+            next: inner.next,
+            live: live_count,
+            full_screen,
+            durable: inner.file.is_some(),
+        }
+    }
+
+    /// Lines `from..=to` (final or on the screen), for a recovered region.
+    pub(crate) fn lines(&self, from: u64, to: u64) -> Vec<LogLine> {
+        let read = self.read(
+            Some(from),
+            0,
+            usize::try_from(to.saturating_sub(from) + 1).unwrap_or(usize::MAX),
+        );
+        read.lines.into_iter().filter(|l| l.n <= to).collect()
+    }
+
+    /// The first and last log lines of a region's output (this session's).
+    pub(crate) fn region_lines(&self, r: &Region) -> Option<(u64, u64)> {
+        region_lines(&self.lock(), r)
+    }
+
+    fn remove_files(&self) {
+        let mut inner = self.lock();
+        inner.file = None;
+        if let Some(dir) = inner.dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn region_lines(inner: &Inner, r: &Region) -> Option<(u64, u64)> {
+    if let Some(lines) = r.lines {
+        return Some(lines);
+    }
+    if r.output_end <= r.output_start {
+        return None;
+    }
+    let first = inner.line_at(r.output_start)?;
+    let last = inner.line_at(r.output_end - 1)?;
+    (first <= last).then_some((first, last))
+}
+
+impl StoredRegion {
+    fn into_region(self) -> Region {
+        Region {
+            id: self.id,
+            command: self.command,
+            input: None,
+            cwd: self.cwd,
+            output_start: 0,
+            output_end: self.output_bytes,
+            end: self.end,
+            status: self.status,
+            pipestatus: self.pipestatus,
+            duration_ms: self.duration_ms,
+            integrated: self.integrated,
+            lines: self.lines,
+            recovered: true,
+        }
+    }
+}
+
+/// The cooked logs of one connection's panes.
+pub(crate) struct Journals {
+    root: Option<PathBuf>,
+    max_bytes: u64,
+    panes: Mutex<HashMap<PaneId, (Arc<Journal>, PaneOutput)>>,
+}
+
+impl Journals {
+    /// Logs under `root` (`STATE_DIR/logs`), each bounded to `max_bytes` on
+    /// disk and in memory; memory only when `root` is `None`.
+    pub(crate) fn new(root: Option<PathBuf>, max_bytes: u64) -> Self {
+        Self {
+            root,
+            max_bytes,
+            panes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, (Arc<Journal>, PaneOutput)>> {
+        self.panes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The pane's log, if it has one yet.
+    pub(crate) fn get(&self, pane: PaneId) -> Option<Arc<Journal>> {
+        self.panes().get(&pane).map(|(j, _)| j.clone())
+    }
+
+    /// The output of a pane whose log is open and whose output has not
+    /// ended: a pane that exists, known without asking tmux.
+    pub(crate) fn live_output(&self, pane: PaneId) -> Option<PaneOutput> {
+        self.panes()
+            .get(&pane)
+            .map(|(_, po)| po.clone())
+            .filter(|po| po.ended().is_none())
+    }
+
+    /// The pane's log, opened (or recovered from disk, with its regions)
+    /// the first time, and fed from then on by a task of its own.
+    pub(crate) async fn ensure(
+        self: &Arc<Self>,
+        tmux: &Tmux,
+        po: &PaneOutput,
+        regions: &Arc<Regions>,
+    ) -> Arc<Journal> {
+        let pane = po.pane();
+        if let Some(journal) = self.get(pane) {
+            return journal;
+        }
+        let dir = match &self.root {
+            Some(root) => Some(root.join(log_id(tmux, pane).await)),
+            None => None,
+        };
+        let (journal, recovered) = Journal::open(dir, self.max_bytes, po.start_offset());
+        let journal = Arc::new(journal);
+        {
+            let mut panes = self.panes();
+            if let Some((other, _)) = panes.get(&pane) {
+                return other.clone();
+            }
+            panes.insert(pane, (journal.clone(), po.clone()));
+        }
+        regions.recover(pane, recovered.into_iter().map(StoredRegion::into_region));
+        tokio::spawn(feed(
+            self.clone(),
+            journal.clone(),
+            po.clone(),
+            regions.clone(),
+        ));
+        journal
+    }
+}
+
+/// The pane's log id from its option, set the first time.
+async fn log_id(tmux: &Tmux, pane: PaneId) -> String {
+    if let Ok(Some(value)) = tmux
+        .run(ShowOption::new(OptionScope::Pane, OPTION).target(pane))
+        .await
+        && let Some(id) = value.as_str().map(str::trim)
+        && !id.is_empty()
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    {
+        return id.to_owned();
+    }
+    let id = format!("{}-{}", pane.0, tmux_control::shell_nonce());
+    if let Err(e) = tmux
+        .run(SetOption::new(OptionScope::Pane, OPTION, id.clone()).target(pane))
+        .await
+    {
+        tracing::debug!(%pane, error = %e, "cannot name the pane's log in its option");
+    }
+    id
+}
+
+/// Feeds the pane's log from its output stream until the pane ends.
+async fn feed(
+    journals: Arc<Journals>,
+    journal: Arc<Journal>,
+    po: PaneOutput,
+    regions: Arc<Regions>,
+) {
+    let pane = po.pane();
+    let mut changed = regions.subscribe();
+    let fed = journal.lock().fed;
+    let mut stream = po.stream_from(fed);
+    // Regions recorded and not yet written (their output may still be
+    // coming): looked at again after each feed until none is left.
+    let mut pending = true;
+    loop {
+        tokio::select! {
+            chunk = stream.next() => match chunk {
+                Some(PaneChunk::Output { offset, data }) => {
+                    journal.resize_from(&po);
+                    journal.feed(offset, &data);
+                }
+                Some(PaneChunk::Missed { from, to }) => journal.gap(
+                    to,
+                    format!("[{} bytes of output not recorded here: the in-memory log evicted them first]", to - from),
+                ),
+                Some(PaneChunk::Lost { at }) => journal.gap(
+                    at,
+                    "[output lost here: tmux discarded some while the pane was paused]".to_owned(),
+                ),
+                Some(_) => {}
+                None => break,
+            },
+            Ok(()) = changed.changed() => pending = true,
+        }
+        if pending {
+            pending = journal.write_regions(regions.since(pane, journal.last_id()), &po);
+        }
+    }
+    journal.write_regions(regions.since(pane, journal.last_id()), &po);
+    if matches!(po.ended(), Some(PaneEnd::Gone)) {
+        journal.remove_files();
+        journals.panes().remove(&pane);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_numbered_written_and_recovered() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-journal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (journal, recovered) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        assert!(recovered.is_empty());
+        journal.feed(0, b"one\r\ntwo\r\n\x1b]133;A\x07$ ");
+        let read = journal.read(None, 10, 100);
+        let texts: Vec<_> = read.lines.iter().map(|l| (l.n, l.text.as_str())).collect();
+        assert_eq!(texts, [(1, "one"), (2, "two"), (3, "$")]);
+        assert_eq!(read.live, 1);
+        assert!(read.durable);
+        let mode = std::fs::metadata(dir.join("log.jsonl"))
+            .unwrap()
+            .permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        drop(journal);
+        // A restart: the final lines come back with their numbers, then a
+        // gap line, and new output continues the numbering.
+        let (journal, _) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        journal.feed(0, b"three\r\n");
+        let read = journal.read(Some(1), 0, 100);
+        let texts: Vec<_> = read
+            .lines
+            .iter()
+            .map(|l| (l.n, l.kind, l.text.as_str()))
+            .collect();
+        assert_eq!(texts[0], (1, LineKind::Text, "one"));
+        assert_eq!(texts[1], (2, LineKind::Text, "two"));
+        assert_eq!(texts[2].0, 3);
+        assert_eq!(texts[2].1, LineKind::Gap);
+        assert_eq!(texts[3], (4, LineKind::Text, "three"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_log_on_disk_is_bounded_by_rotation() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-journal-rot-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (journal, _) = Journal::open(Some(dir.clone()), 64 * 1024, 0);
+        let mut offset = 0;
+        for i in 0..5000 {
+            let line = format!("line {i} with some text to fill the log\r\n");
+            journal.feed(offset, line.as_bytes());
+            offset += line.len() as u64;
+        }
+        let size = |name: &str| std::fs::metadata(dir.join(name)).map_or(0, |m| m.len());
+        assert!(size("log.1.jsonl") > 0);
+        assert!(size("log.jsonl") + size("log.1.jsonl") <= 64 * 1024 + 200);
+        let read = journal.read(None, 1, 10);
+        assert!(read.first > 1, "old lines were dropped from memory too");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
