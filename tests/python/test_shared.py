@@ -273,6 +273,50 @@ async def test_bridge_survives_a_server_restart_without_resending(tmux_mcp: Tmux
     second.kill()
 
 
+async def test_a_subscription_through_the_bridge_outlives_a_server_restart(tmux_mcp: TmuxMcp) -> None:
+    socket = tmux_mcp.root / "s" / "mcp.sock"
+    first = tmux_mcp.serve_unix(socket)
+    first.ready()
+    updates: list[str] = []
+    arrived = asyncio.Event()
+
+    async def handle(message) -> None:
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(str(message.params.uri))
+            arrived.set()
+
+    async def heard_after(seen: int, uri: str) -> None:
+        """Waits for an update of `uri` beyond the first `seen` ones."""
+        while uri not in updates[seen:]:
+            arrived.clear()
+            await arrived.wait()
+
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.bridge_session(socket, "agent-a", message_handler=handle) as (a, _):
+            pane = (await call(a, "create_terminal", name="watched"))["pane"]
+            uri = f"tmux://pane/{pane.lstrip('%')}/screen"
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)  # the legacy generation on purpose
+                await a.subscribe_resource(uri)
+            seen = len(updates)
+            await call(a, "send_text", target=pane, text="echo before-restart", enter=True)
+            await heard_after(seen, uri)
+
+            first.kill()
+            seen = len(updates)
+            second = tmux_mcp.serve_unix(socket)
+            await anyio.to_thread.run_sync(second.ready)
+            # The bridge reconnects by itself, subscribes again and says the
+            # screen may have changed while no server watched it.
+            await heard_after(seen, uri)
+            # New output is heard through the new server's subscription: the
+            # old server's is gone with it.
+            seen = len(updates)
+            await call(a, "send_text", target=pane, text="echo after-restart", enter=True)
+            await heard_after(seen, uri)
+    second.kill()
+
+
 async def test_bridge_answers_when_no_server_comes(tmux_mcp: TmuxMcp) -> None:
     socket = tmux_mcp.root / "s" / "nobody.sock"
     caught: list[BaseException] = []

@@ -24,11 +24,20 @@
 //!   to `--wait-secs`; then it is answered with [`SERVER_UNREACHABLE`] (it
 //!   was never sent). Notifications that wait that long are dropped.
 //!
+//! - It remembers the resources the client subscribed to
+//!   (`resources/subscribe` answered with a result, less those it
+//!   unsubscribed from). After a reconnection it subscribes to each again,
+//!   swallows the responses and then tells the client
+//!   `notifications/resources/updated` for each, since the resource may
+//!   have changed while no server watched it: a subscription outlives a
+//!   restart of the server, and nothing changes unannounced.
+//!
 //! Notifications and requests from the server (progress, resource updates,
-//! log messages) pass through. Resource subscriptions made on a lost
-//! connection are not replayed: the new server knows nothing of them.
+//! log messages) pass through. A 2026-07-28 `subscriptions/listen` is a
+//! request like any other: in flight when the connection is lost, it is
+//! answered with the error above, and the client listens again.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -57,6 +66,10 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
 /// The id the bridge gives a replayed `initialize` (never a client's).
 const REPLAY_ID: &str = "tmux-mcp-bridge/replayed-initialize";
+
+/// The start of the ids the bridge gives replayed `resources/subscribe`
+/// requests (never a client's).
+const RESUBSCRIBE_ID: &str = "tmux-mcp-bridge/resubscribe/";
 
 /// How the bridge runs.
 #[derive(Debug, Clone)]
@@ -110,6 +123,8 @@ where
         init: None,
         init_confirmed: false,
         initialized: None,
+        subscribed: BTreeMap::new(),
+        subscribing: HashMap::new(),
         in_flight: HashSet::new(),
         queue: VecDeque::new(),
         backoff: FIRST_BACKOFF,
@@ -164,6 +179,13 @@ struct Bridge {
     init_confirmed: bool,
     /// The client's `notifications/initialized`.
     initialized: Option<Value>,
+    /// The resources the client is subscribed to: each URI with the
+    /// `resources/subscribe` request that the server accepted.
+    subscribed: BTreeMap<String, Value>,
+    /// The client's `resources/subscribe` and `resources/unsubscribe`
+    /// requests in flight, by id (as JSON text): whether it subscribes, and
+    /// the request.
+    subscribing: HashMap<String, (bool, Value)>,
     /// The ids (as JSON text) of the client's requests sent on the current
     /// connection and not answered yet.
     in_flight: HashSet<String>,
@@ -270,6 +292,15 @@ impl Bridge {
                 self.initialized = None;
             }
             Some("tools/call") => self.label(&mut message),
+            Some(op @ ("resources/subscribe" | "resources/unsubscribe"))
+                if is_request(&message) =>
+            {
+                let subscribe = op == "resources/subscribe";
+                if let Some(id) = message.get("id") {
+                    self.subscribing
+                        .insert(key(id), (subscribe, message.clone()));
+                }
+            }
             Some("notifications/initialized") => self.initialized = Some(message.clone()),
             Some("notifications/cancelled") => {
                 let id = message.pointer("/params/requestId").map(key);
@@ -331,8 +362,23 @@ impl Bridge {
                 self.replayed(&message);
                 return;
             }
+            if let Some(uri) = id.as_str().and_then(|i| i.strip_prefix(RESUBSCRIBE_ID)) {
+                let uri = uri.to_owned();
+                self.resubscribed(&uri, &message).await;
+                return;
+            }
             let id_key = key(id);
             self.in_flight.remove(&id_key);
+            if let Some((subscribe, request)) = self.subscribing.remove(&id_key)
+                && message.get("result").is_some()
+                && let Some(uri) = request.pointer("/params/uri").and_then(Value::as_str)
+            {
+                if subscribe {
+                    self.subscribed.insert(uri.to_owned(), request);
+                } else {
+                    self.subscribed.remove(uri);
+                }
+            }
             let init_id = self.init.as_ref().and_then(|i| i.get("id")).map(key);
             if init_id == Some(id_key) && !self.init_confirmed {
                 if message.get("result").is_some() {
@@ -356,12 +402,38 @@ impl Bridge {
             if let Some(initialized) = &self.initialized {
                 let _ = link.to_server.send(line(initialized));
             }
+            // The new server knows none of the client's subscriptions:
+            // make each again, before anything the client sends now.
+            for (uri, request) in &self.subscribed {
+                let mut again = request.clone();
+                if let Some(object) = again.as_object_mut() {
+                    object.insert("id".into(), Value::String(format!("{RESUBSCRIBE_ID}{uri}")));
+                }
+                let _ = link.to_server.send(line(&again));
+            }
         }
         eprintln!(
             "tmux-mcp bridge: reconnected to {}",
             self.options.socket.display()
         );
         self.flush();
+    }
+
+    /// The response to a replayed subscription: swallowed; the client is
+    /// told that the resource may have changed while no server watched it
+    /// (also when the new server refused it, so the client reads it again
+    /// and sees why).
+    async fn resubscribed(&mut self, uri: &str, message: &Value) {
+        if let Some(error) = message.get("error") {
+            tracing::warn!(%error, uri, "the server refused a replayed subscription");
+            self.subscribed.remove(uri);
+        }
+        let updated = json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/resources/updated",
+            "params": {"uri": uri},
+        });
+        self.to_client(line(&updated)).await;
     }
 
     /// Sends what waited for a connection.
@@ -383,6 +455,9 @@ impl Bridge {
             self.initialized = None;
         }
         let in_flight: Vec<String> = self.in_flight.drain().collect();
+        // Answered below with an error: the server may or may not have
+        // taken them, so they change nothing remembered.
+        self.subscribing.clear();
         eprintln!(
             "tmux-mcp bridge: lost the connection to {} ({} call(s) in flight); reconnecting",
             self.options.socket.display(),
