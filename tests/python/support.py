@@ -172,6 +172,7 @@ class TmuxMcp:
             cwd=str(self.home),
         )
         banner: list[str] = []
+        lines = Lines()
         ready: queue.Queue[str | None] = queue.Queue()
 
         def read_stderr() -> None:
@@ -181,11 +182,13 @@ class TmuxMcp:
                 for line in proc.stderr:
                     log.write(line)
                     log.flush()
+                    lines.add(line)
                     if not announced:
                         banner.append(line)
                         if HTTP_BANNER in line:
                             announced = True
                             ready.put(line.split(HTTP_BANNER, 1)[1].split()[0])
+            lines.end()
             if not announced:
                 ready.put(None)
 
@@ -201,7 +204,7 @@ class TmuxMcp:
                 proc.kill()
                 proc.wait()
                 raise AssertionError(f"tmux-mcp serve --http did not start: {''.join(banner)}")
-            yield HttpServer(proc=proc, url=url, banner=banner, state=self.state)
+            yield HttpServer(proc=proc, url=url, banner=banner, state=self.state, lines=lines)
         finally:
             if proc.poll() is None:
                 proc.terminate()
@@ -271,6 +274,54 @@ HTTP_BANNER = "tmux-mcp: serving MCP at "
 HTTP_START_LIMIT = 30
 
 
+class Lines:
+    """A server process's standard error, line by line as it comes (added
+    by the thread that reads it); `wait` waits on the lines as events, never
+    by looking again after a pause."""
+
+    def __init__(self) -> None:
+        self._items: list[str] = []
+        self._ended = False
+        self._changed = threading.Condition()
+
+    def __len__(self) -> int:
+        with self._changed:
+            return len(self._items)
+
+    def __iter__(self) -> Iterator[str]:
+        with self._changed:
+            return iter(list(self._items))
+
+    def add(self, line: str) -> None:
+        with self._changed:
+            self._items.append(line.rstrip("\n"))
+            self._changed.notify_all()
+
+    def end(self) -> None:
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
+
+    def wait(self, *parts: str, timeout: float = 20, start: int = 0) -> str:
+        """The first line (from line `start` on) holding every one of
+        `parts`, waiting for it; fails when the process ends first or after
+        `timeout` seconds (a deadline)."""
+
+        def found() -> str | None:
+            for line in self._items[start:]:
+                if all(part in line for part in parts):
+                    return line
+            return None
+
+        with self._changed:
+            if not self._changed.wait_for(lambda: found() is not None or self._ended, timeout):
+                raise TimeoutError(f"no line with {parts} within {timeout}s: {self._items}")
+            line = found()
+            if line is None:
+                raise AssertionError(f"the server ended without a line with {parts}: {self._items}")
+            return line
+
+
 @dataclass
 class HttpServer:
     """A running `tmux-mcp serve --http`."""
@@ -281,6 +332,12 @@ class HttpServer:
     #: Standard error up to and including the line that gave the URL.
     banner: list[str]
     state: Path
+    #: Every line of its standard error, the banner's too.
+    lines: Lines
+
+    def wait_line(self, *parts: str, timeout: float = 20, start: int = 0) -> str:
+        """See `Lines.wait`."""
+        return self.lines.wait(*parts, timeout=timeout, start=start)
 
     @property
     def port(self) -> int:
@@ -302,9 +359,7 @@ class SharedServer:
 
     def __init__(self, tm: TmuxMcp, socket: Path, args: tuple[str, ...], log_level: str) -> None:
         self.socket = socket
-        self.lines: list[str] = []
-        self.ended = False
-        self._changed = threading.Condition()
+        self.lines = Lines()
         argv = [
             str(tm.bin),
             "--socket-path",
@@ -340,31 +395,12 @@ class SharedServer:
             for line in self.process.stderr:
                 log.write(f"[serve {self.pid}] {line}")
                 log.flush()
-                with self._changed:
-                    self.lines.append(line.rstrip("\n"))
-                    self._changed.notify_all()
-        with self._changed:
-            self.ended = True
-            self._changed.notify_all()
+                self.lines.add(line)
+        self.lines.end()
 
     def wait_line(self, *parts: str, timeout: float = 20, start: int = 0) -> str:
-        """The first line (from line `start` on) holding every one of
-        `parts`, waiting for it; fails when the process ends first or after
-        `timeout` seconds (a deadline)."""
-
-        def found() -> str | None:
-            for line in self.lines[start:]:
-                if all(part in line for part in parts):
-                    return line
-            return None
-
-        with self._changed:
-            if not self._changed.wait_for(lambda: found() is not None or self.ended, timeout):
-                raise TimeoutError(f"no line with {parts} within {timeout}s: {self.lines}")
-            line = found()
-            if line is None:
-                raise AssertionError(f"the server ended without a line with {parts}: {self.lines}")
-            return line
+        """See `Lines.wait`."""
+        return self.lines.wait(*parts, timeout=timeout, start=start)
 
     def ready(self) -> str:
         """Waits for the line that says the socket is served."""

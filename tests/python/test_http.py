@@ -17,6 +17,7 @@ import json
 import os
 import stat
 import subprocess
+import warnings
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,7 @@ import mcp
 import pytest
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPDeprecationWarning
 from support import DEFAULT_TOOLS, HANDSHAKE_PROTOCOL, HttpServer, TmuxMcp, connecting_call, text_of
 
 #: Upper bound for one test's conversation with the server.
@@ -142,6 +144,26 @@ async def test_tools_over_http(tmux_mcp: TmuxMcp, generation: str) -> None:
             listed = await other.call_tool("list_terminals", {})
             names = [s["name"] for s in listed.structured_content["sessions"]]
             assert names == [f"http {generation}"]
+
+
+@pytest.mark.anyio
+async def test_a_closed_session_s_subscriptions_end_with_it(tmux_mcp: TmuxMcp) -> None:
+    with tmux_mcp.http_server("--log-level", "debug") as server, anyio.fail_after(LIMIT):
+        async with connect(server, "legacy") as session:
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "watched"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", MCPDeprecationWarning)  # the legacy generation on purpose
+                await session.subscribe_resource(f"tmux://pane/{pane.lstrip('%')}/screen")
+            mark = len(server.lines)
+        # The client ends its session (DELETE with its Mcp-Session-Id); the
+        # server drops the session's handler, and its subscription with it,
+        # so the pane is no longer followed for a client that is gone.
+        line = await anyio.to_thread.run_sync(
+            lambda: server.wait_line("a session ended: its resource subscriptions end", start=mark)
+        )
+        assert "uris=1" in line, line
 
 
 # ---------------------------------------------------------------- the guard

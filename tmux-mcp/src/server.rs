@@ -23,7 +23,7 @@ use crate::config::{Config, ConfigError, LOCAL_HOST};
 use crate::guard::Caller;
 use crate::redact::Redactor;
 use crate::reply::{ERROR_META, ToolError};
-use crate::resources::state::Resources;
+use crate::resources::state::{Resources, SessionGuard};
 use crate::schema;
 use crate::toolsets::{ToolSelection, Toolset, toolset_of};
 use rmcp::handler::server::tool::IntoCallToolResult as _;
@@ -76,6 +76,10 @@ pub struct TmuxMcp {
     /// The MCP session this value serves (0 unless made by
     /// [`TmuxMcp::for_session`]): whose resource subscriptions are whose.
     pub(crate) session: u64,
+    /// Ends the session's subscriptions when the last clone of this
+    /// session's value is dropped (`None` for session 0, which lasts as
+    /// long as the server).
+    pub(crate) _session_end: Option<Arc<SessionGuard>>,
 }
 
 impl std::fmt::Debug for TmuxMcp {
@@ -175,6 +179,7 @@ impl TmuxMcp {
                 tasks,
             }),
             session: 0,
+            _session_end: None,
         })
     }
 
@@ -223,8 +228,9 @@ impl TmuxMcp {
     /// A value of this server for one more MCP session, sharing all of its
     /// state (terminals, runs, the audit log) but with resource
     /// subscriptions of its own. A server that serves several sessions at
-    /// once (`serve --unix`) serves each with its own value, and calls
-    /// [`TmuxMcp::session_ended`] when the session ends.
+    /// once (`serve --unix`, `serve --http`) serves each with its own
+    /// value. The session's subscriptions end when the last clone of the
+    /// value is dropped, or earlier with [`TmuxMcp::session_ended`].
     pub fn for_session(&self) -> Self {
         let number = self
             .inner
@@ -233,6 +239,7 @@ impl TmuxMcp {
             + 1;
         Self {
             session: number,
+            _session_end: Some(Arc::new(self.inner.resources.session_guard(number))),
             ..self.clone()
         }
     }

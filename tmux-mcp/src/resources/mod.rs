@@ -375,14 +375,7 @@ impl TmuxMcp {
 
     /// This session ended: its legacy subscriptions end with it.
     pub(crate) fn resources_session_ended(&self) {
-        let gone = {
-            let mut state = self.hub().lock();
-            let id = state.legacy.remove(&self.session);
-            id.and_then(|id| state.subs.remove(&id))
-        };
-        if gone.is_some() {
-            self.hub().reconcile();
-        }
+        self.hub().session_ended(self.session);
     }
 
     /// A tool call ended: one that may have changed tmux makes the tree be

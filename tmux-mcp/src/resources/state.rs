@@ -268,6 +268,52 @@ impl Resources {
     }
 }
 
+impl Shared {
+    /// Session `session` ended: its legacy subscriptions end with it, and
+    /// the panes nobody else watches are no longer followed.
+    pub(super) fn session_ended(&self, session: u64) {
+        let gone = {
+            let mut state = self.lock();
+            let id = state.legacy.remove(&session);
+            id.and_then(|id| state.subs.remove(&id))
+        };
+        if let Some(sub) = gone {
+            tracing::debug!(
+                session,
+                uris = sub.uris.len(),
+                "a session ended: its resource subscriptions end"
+            );
+            self.reconcile();
+        }
+    }
+}
+
+impl Resources {
+    /// A guard that ends session `session`'s subscriptions when dropped:
+    /// held by every clone of the session's server value, so the last one
+    /// to go (the HTTP transport dropping an ended session's handler) ends
+    /// them, whatever ended the session.
+    pub(crate) fn session_guard(&self, session: u64) -> SessionGuard {
+        SessionGuard {
+            shared: self.shared.clone(),
+            session,
+        }
+    }
+}
+
+/// Ends a session's resource subscriptions when dropped
+/// ([`Resources::session_guard`]).
+pub(crate) struct SessionGuard {
+    shared: Arc<Shared>,
+    session: u64,
+}
+
+impl Drop for SessionGuard {
+    fn drop(&mut self) {
+        self.shared.session_ended(self.session);
+    }
+}
+
 /// Removes a listen stream's subscriber when its `listen` call ends, also
 /// when the call is dropped.
 pub(super) struct Unlisten {
