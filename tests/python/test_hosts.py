@@ -221,6 +221,8 @@ async def test_run_and_wait_on_a_remote_host_then_lose_it(tmux_mcp: TmuxMcp, ssh
             made = created.structured_content
             pane = made["pane"]
             assert made["attach_command"].startswith("ssh -t "), made["attach_command"]
+            assert made["host"] == "box", made
+            assert "Use target=%s with host=box" % pane in text_of(created), text_of(created)
             # No shell integration there: run uses its wrapped form.
             assert made["shell_integration"] is None, made
 

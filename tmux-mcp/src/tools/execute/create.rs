@@ -105,12 +105,15 @@ pub struct CreateTerminalResult {
     pub cursor: u64,
     /// How a human attaches to watch it.
     pub attach_command: String,
+    /// The host it runs on: `local`, or a configured remote host's name
+    /// (pass it as host, with target, in later calls).
+    pub host: String,
 }
 
 impl Summary for CreateTerminalResult {
     fn summary(&self) -> String {
         format!(
-            "Created {} — session {} {:?}, window {} (index {}), pane {} ({}x{}) running {}{}. Use target={} from now on; output cursor={}. A human can watch with: {}",
+            "Created {} — session {} {:?}, window {} (index {}), pane {} ({}x{}) running {}{}. Use target={}{} from now on; output cursor={}. A human can watch with: {}",
             match self.kind {
                 TerminalKind::Session => "a session",
                 TerminalKind::Window => "a window",
@@ -132,6 +135,11 @@ impl Summary for CreateTerminalResult {
                 (None, _) => String::new(),
             },
             self.pane,
+            if self.host == crate::config::LOCAL_HOST {
+                String::new()
+            } else {
+                format!(" with host={}", self.host)
+            },
             self.cursor,
             self.attach_command
         )
@@ -314,6 +322,7 @@ impl TmuxMcp {
             shell_integration: integrated.map(|(kind, _, _)| kind.name().to_owned()),
             shell_ready,
             cursor: spawned.start,
+            host: self.backend.host().to_owned(),
         }))
     }
 }
