@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import shutil
 import stat
+import subprocess
 
 import anyio
 import mcp
@@ -153,3 +154,43 @@ async def test_the_log_outlives_history_limit_and_a_restart(tmux_mcp: TmuxMcp) -
             restarted = [t for t in texts if t.startswith("[tmux-mcp restarted")]
             assert len(restarted) == 1 and texts.index(restarted[0]) > texts.index("before-restart"), texts
             assert "after-restart" in texts
+
+
+def log_dirs(tmux_mcp: TmuxMcp) -> dict[str, int]:
+    """Each log directory's name, with the tmux server process it names."""
+    root = tmux_mcp.state / "logs"
+    return {d.name: int((d / "server").read_text()) for d in root.iterdir()} if root.exists() else {}
+
+
+async def test_logs_of_panes_that_ended_unseen_are_removed(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            kept = await terminal(session, "kept")
+            closed = await terminal(session, "closed")
+            for pane in (kept, closed):
+                await call(session, "run", target=pane, command="echo logged")
+        first = log_dirs(tmux_mcp)
+        assert len(first) == 2 and len(set(first.values())) == 1, first
+
+        # The pane ends while no tmux-mcp watches it.
+        subprocess.run(
+            [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "kill-pane", "-t", closed],
+            check=True,
+            capture_output=True,
+            timeout=10,
+        )
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            # The first call connects; the log of the pane that is gone went
+            # before it was answered, the living pane's stayed.
+            again = await call(session, "read_log", target=kept)
+            assert "logged" in [line["text"] for line in again["lines"]], again
+            assert log_dirs(tmux_mcp).keys() == {name for name in first if name.startswith(kept.lstrip("%") + "-")}
+
+        # The whole server ends unseen: the next server's first connection
+        # removes the logs of the old server's panes, whose process is gone.
+        tmux_mcp.kill_tmux()
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            fresh = await terminal(session, "fresh")
+            await call(session, "run", target=fresh, command="echo new")
+        last = log_dirs(tmux_mcp)
+        assert len(last) == 1 and not last.keys() & first.keys(), (first, last)

@@ -460,13 +460,36 @@ impl Backend {
                 .await
                 .map_err(|e| fail(&e))?;
         }
-        let socket_path = tmux
-            .run(DisplayMessage::format("#{socket_path}"))
+        // The server's process id (whose panes the local logs are) and its
+        // socket, in one round trip.
+        let (server_pid, socket_path) = match tmux
+            .run(DisplayMessage::format("#{pid} #{socket_path}"))
             .await
-            .ok()
-            .map(|b| PathBuf::from(String::from_utf8_lossy(&b).trim().to_owned()))
-            .filter(|p| !p.as_os_str().is_empty());
+        {
+            Ok(reply) => {
+                let reply = String::from_utf8_lossy(&reply).trim().to_owned();
+                let (pid, path) = reply.split_once(' ').unwrap_or((reply.as_str(), ""));
+                (
+                    pid.parse::<u32>().ok(),
+                    Some(PathBuf::from(path)).filter(|p| !p.as_os_str().is_empty()),
+                )
+            }
+            Err(_) => (None, None),
+        };
         let home = setup_home(&tmux).await.map_err(|e| fail(&e))?;
+        // A remote server's process ids are the remote machine's: only the
+        // local logs name their server, and only they are pruned.
+        let journals = Arc::new(Journals::new(
+            Some(self.state_dir().join("logs")),
+            self.log_bytes,
+            server_pid.filter(|_| self.remote.is_none()),
+        ));
+        // Before the first call goes on: a scan of the logs directory and
+        // at most one round trip.
+        let removed = journals.prune(&tmux).await;
+        if removed > 0 {
+            tracing::info!(removed, "removed the logs of panes that ended unseen");
+        }
         tracing::info!(server = %self.describe(), ?socket_path, "connected to tmux");
         Ok(Conn {
             tmux,
@@ -475,10 +498,7 @@ impl Backend {
             inputs: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
             shells: Shells::new(self.shell_integration, self.state_dir().join("shell")),
-            journals: Arc::new(Journals::new(
-                Some(self.state_dir().join("logs")),
-                self.log_bytes,
-            )),
+            journals,
             remote: self.remote.is_some(),
             actors: PaneActors::default(),
         })

@@ -15,6 +15,14 @@
 //! it. The lines the pane still shows (they can change) are not on disk: a
 //! restarted server reads them from tmux's screen.
 //!
+//! A pane can also end unseen: its tmux server was killed, or tmux-mcp was
+//! not running. So each log directory of a local pane names its tmux
+//! server's process in a file `server`, and each new connection removes
+//! ([`Journals::prune`]) the logs whose server process is gone, and the
+//! logs of its own server that no pane's `@tmux-mcp-log` names any more.
+//! Logs of other live servers, of remote hosts and without a `server` file
+//! are left alone.
+//!
 //! One task per pane feeds its log from the pane's output stream (pushed,
 //! never polled) and writes its regions once their output is cooked.
 
@@ -26,7 +34,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use serde::{Deserialize, Serialize};
-use tmux_control::command::{OptionScope, SetOption, ShowOption};
+use tmux_control::command::{OptionScope, Raw, SetOption, ShowOption};
 use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput, Tmux};
 
 use crate::cooked::{Cooked, Cooker, LineKind};
@@ -35,6 +43,10 @@ use crate::text::cook;
 
 /// The pane option naming the pane's log directory.
 const OPTION: &str = "@tmux-mcp-log";
+
+/// The file in a local pane's log directory that holds the process id of
+/// its tmux server.
+const SERVER_FILE: &str = "server";
 
 /// One line of a pane's cooked log.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -546,18 +558,64 @@ impl StoredRegion {
 pub(crate) struct Journals {
     root: Option<PathBuf>,
     max_bytes: u64,
+    /// The process id of the local tmux server whose panes these are
+    /// (`None` on a remote host, or when tmux did not say).
+    server: Option<u32>,
     panes: Mutex<HashMap<PaneId, (Arc<Journal>, PaneOutput)>>,
 }
 
 impl Journals {
     /// Logs under `root` (`STATE_DIR/logs`), each bounded to `max_bytes` on
-    /// disk and in memory; memory only when `root` is `None`.
-    pub(crate) fn new(root: Option<PathBuf>, max_bytes: u64) -> Self {
+    /// disk and in memory; memory only when `root` is `None`. `server` is
+    /// the local tmux server's process id, written into each log directory
+    /// (see [`Journals::prune`]).
+    pub(crate) fn new(root: Option<PathBuf>, max_bytes: u64, server: Option<u32>) -> Self {
         Self {
             root,
             max_bytes,
+            server,
             panes: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Removes the logs of panes that ended while no tmux-mcp watched them:
+    /// those whose tmux server process is gone (it was killed, or the
+    /// machine restarted), and those of this connection's own server that
+    /// no pane names in its `@tmux-mcp-log` option any more. Returns how
+    /// many it removed.
+    ///
+    /// The directories are listed before the panes: a pane names its log
+    /// in its option before the directory is made, so a directory listed
+    /// first belongs to a pane that the listing shows while it lives (also
+    /// one another tmux-mcp process on the same server has just made).
+    pub(crate) async fn prune(&self, tmux: &Tmux) -> usize {
+        let (Some(root), Some(server)) = (&self.root, self.server) else {
+            return 0;
+        };
+        let (mut removed, ours) = prune_dead(root, server);
+        if ours.is_empty() {
+            return removed;
+        }
+        let listed = tmux
+            .run(Raw::new("list-panes").args(["-a", "-F", &format!("#{{{OPTION}}}")]))
+            .await;
+        let Ok(lines) = listed else {
+            return removed;
+        };
+        let named: std::collections::HashSet<String> = lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).trim().to_owned())
+            .collect();
+        for dir in ours {
+            let named_by_a_pane = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| named.contains(n));
+            if !named_by_a_pane && remove_log_dir(&dir) {
+                removed += 1;
+            }
+        }
+        removed
     }
 
     fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, (Arc<Journal>, PaneOutput)>> {
@@ -595,6 +653,9 @@ impl Journals {
             None => None,
         };
         let (journal, recovered) = Journal::open(dir, self.max_bytes, po.start_offset());
+        if let (Some(server), Some(dir)) = (self.server, journal.lock().dir.clone()) {
+            write_server_file(&dir, server);
+        }
         let journal = Arc::new(journal);
         {
             let mut panes = self.panes();
@@ -611,6 +672,91 @@ impl Journals {
             regions.clone(),
         ));
         journal
+    }
+}
+
+/// Writes the tmux server's process id into a log directory.
+fn write_server_file(dir: &Path, server: u32) {
+    let written = OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(dir.join(SERVER_FILE))
+        .and_then(|mut f| writeln!(f, "{server}"));
+    if let Err(e) = written {
+        tracing::debug!(dir = %dir.display(), error = %e, "cannot note the log's tmux server");
+    }
+}
+
+/// The log directories under `root` that name their tmux server, with its
+/// process id.
+fn owned_dirs(root: &Path) -> Vec<(PathBuf, u32)> {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let dir = e.path();
+            let owner = std::fs::read_to_string(dir.join(SERVER_FILE)).ok()?;
+            Some((dir, owner.trim().parse().ok()?))
+        })
+        .collect()
+}
+
+/// Removes the log directories under `root` whose tmux server process is
+/// gone; returns how many, and the directories of `server`'s panes.
+fn prune_dead(root: &Path, server: u32) -> (usize, Vec<PathBuf>) {
+    let mut ours = Vec::new();
+    let mut removed = 0;
+    for (dir, owner) in owned_dirs(root) {
+        if owner == server {
+            ours.push(dir);
+        } else if !process_exists(owner) && remove_log_dir(&dir) {
+            removed += 1;
+        }
+    }
+    (removed, ours)
+}
+
+/// Whether a process with this id exists and has not ended (a zombie that
+/// nobody has reaped yet has ended). From `/proc` where it is mounted,
+/// else by signal 0 (one of another user's counts).
+fn process_exists(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state is the first field after the command name's `)`.
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_none_or(|(_, rest)| !rest.trim_start().starts_with(['Z', 'X'])),
+        Err(_) if Path::new("/proc/self/stat").exists() => false,
+        Err(_) => {
+            let Some(pid) = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw)
+            else {
+                return false;
+            };
+            !matches!(
+                rustix::process::test_kill_process(pid),
+                Err(rustix::io::Errno::SRCH)
+            )
+        }
+    }
+}
+
+/// Removes a log directory; whether it did.
+fn remove_log_dir(dir: &Path) -> bool {
+    match std::fs::remove_dir_all(dir) {
+        Ok(()) => {
+            tracing::debug!(dir = %dir.display(), "removed the log of a pane that is gone");
+            true
+        }
+        Err(e) => {
+            tracing::debug!(dir = %dir.display(), error = %e, "cannot remove the log of a pane that is gone");
+            false
+        }
     }
 }
 
@@ -721,6 +867,38 @@ mod tests {
         assert_eq!(texts[2].1, LineKind::Gap);
         assert_eq!(texts[3], (4, LineKind::Text, "three"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_the_logs_of_servers_that_are_gone_are_pruned() {
+        let root =
+            std::env::temp_dir().join(format!("tmux-mcp-journal-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        // A process that has ended: its id names no process (until reused,
+        // which would only keep a log longer).
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let make = |name: &str, owner: Option<u32>| {
+            let dir = root.join(name);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("log.jsonl"), "").unwrap();
+            if let Some(owner) = owner {
+                write_server_file(&dir, owner);
+            }
+            dir
+        };
+        let gone = make("1-gone", Some(dead));
+        let other = make("2-other-live-server", Some(me));
+        let ours = make("3-ours", Some(4_000_000));
+        let unowned = make("4-no-server-file", None);
+        let (removed, mine) = prune_dead(&root, 4_000_000);
+        assert_eq!(removed, 1);
+        assert!(!gone.exists());
+        assert!(other.exists() && unowned.exists() && ours.exists());
+        assert_eq!(mine, vec![ours]);
+        std::fs::remove_dir_all(&root).unwrap();
     }
 
     #[test]
