@@ -44,6 +44,7 @@ pub mod shape;
 pub mod shared;
 mod shell;
 pub mod stdio;
+mod subscriptions;
 mod tasks;
 pub mod text;
 pub mod tools;

@@ -23,8 +23,8 @@ use crate::config::{Config, ConfigError, LOCAL_HOST};
 use crate::guard::Caller;
 use crate::redact::Redactor;
 use crate::reply::{ERROR_META, ToolError};
-use crate::resources::state::{Resources, SessionGuard};
 use crate::schema;
+use crate::subscriptions::{Resources, SessionGuard};
 use crate::toolsets::{ToolSelection, Toolset, toolset_of};
 use rmcp::handler::server::tool::IntoCallToolResult as _;
 

@@ -1,6 +1,7 @@
-//! The resources' state: the URIs, the subscribers and what each has
+//! The live resources' state: the URIs, the subscribers and what each has
 //! subscribed to. Below [`crate::server`], which holds it; the logic that
-//! serves the resources (and calls the tools) is in the parent module.
+//! serves the resources (and calls the tools) is in `crate::resources`,
+//! above the server.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::AtomicBool;
@@ -28,7 +29,7 @@ pub(crate) const DEBOUNCE: Duration = Duration::from_millis(100);
 
 /// Raw bytes of output the log resource covers at most: the tail of the
 /// pane's log.
-pub(super) const LOG_TAIL: u64 = 32 * 1024;
+pub(crate) const LOG_TAIL: u64 = 32 * 1024;
 
 /// What a URI names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,7 +65,7 @@ impl Target {
         }
     }
 
-    pub(super) fn pane(self) -> Option<PaneId> {
+    pub(crate) fn pane(self) -> Option<PaneId> {
         match self {
             Self::Tree => None,
             Self::Screen(p) | Self::Log(p) => Some(p),
@@ -73,7 +74,7 @@ impl Target {
 
     /// The tool that reads the same thing: the resource is served only
     /// when that tool is enabled, so a toolset that is off stays off.
-    pub(super) fn tool(self) -> &'static str {
+    pub(crate) fn tool(self) -> &'static str {
         match self {
             Self::Tree => "list_terminals",
             Self::Screen(_) => "capture_screen",
@@ -92,7 +93,7 @@ pub(crate) fn log_uri(pane: PaneId) -> String {
     format!("tmux://pane/{}/log", pane.0)
 }
 
-pub(super) fn not_served(uri: &str, tool: &str) -> McpError {
+pub(crate) fn not_served(uri: &str, tool: &str) -> McpError {
     McpError::resource_not_found(
         format!(
             "{uri:?} is not served: it shows what the tool {tool} shows, and {tool} is not enabled on this server"
@@ -101,7 +102,7 @@ pub(super) fn not_served(uri: &str, tool: &str) -> McpError {
     )
 }
 
-pub(super) fn not_ours(uri: &str) -> McpError {
+pub(crate) fn not_ours(uri: &str) -> McpError {
     McpError::resource_not_found(
         format!(
             "{uri:?} is not a resource of this server; its resources are {TREE_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
@@ -112,7 +113,7 @@ pub(super) fn not_ours(uri: &str) -> McpError {
 
 /// Where notifications for one subscriber go.
 #[derive(Clone)]
-pub(super) enum Sink {
+pub(crate) enum Sink {
     /// A session of the `initialize` generation.
     Session(Peer<RoleServer>),
     /// One `subscriptions/listen` stream (2026-07-28).
@@ -120,7 +121,7 @@ pub(super) enum Sink {
 }
 
 impl Sink {
-    pub(super) async fn updated(&self, uri: &str) {
+    pub(crate) async fn updated(&self, uri: &str) {
         let sent = match self {
             Self::Session(peer) => peer
                 .notify_resource_updated(ResourceUpdatedNotificationParam::new(uri))
@@ -136,7 +137,7 @@ impl Sink {
         }
     }
 
-    pub(super) async fn list_changed(&self) {
+    pub(crate) async fn list_changed(&self) {
         let sent = match self {
             Self::Session(peer) => peer
                 .notify_resource_list_changed()
@@ -154,33 +155,33 @@ impl Sink {
 }
 
 /// One subscriber: a legacy session or a listen stream.
-pub(super) struct Sub {
-    pub(super) sink: Sink,
+pub(crate) struct Sub {
+    pub(crate) sink: Sink,
     /// The URIs as the client spelled them, and what they name.
-    pub(super) uris: Vec<(String, Target)>,
+    pub(crate) uris: Vec<(String, Target)>,
     /// Wants `notifications/resources/list_changed`.
-    pub(super) list_changed: bool,
+    pub(crate) list_changed: bool,
 }
 
 #[derive(Default)]
-pub(super) struct State {
-    pub(super) next_id: u64,
-    pub(super) subs: HashMap<u64, Sub>,
+pub(crate) struct State {
+    pub(crate) next_id: u64,
+    pub(crate) subs: HashMap<u64, Sub>,
     /// The id of each legacy session's subscriber, once there is one, by
     /// the session's number ([`crate::TmuxMcp::for_session`]).
-    pub(super) legacy: HashMap<u64, u64>,
+    pub(crate) legacy: HashMap<u64, u64>,
     /// The task that follows each subscribed pane.
-    pub(super) panes: HashMap<PaneId, AbortHandle>,
+    pub(crate) panes: HashMap<PaneId, AbortHandle>,
     /// The task that follows the tree.
-    pub(super) tree: Option<AbortHandle>,
+    pub(crate) tree: Option<AbortHandle>,
 }
 
-pub(super) struct Shared {
-    pub(super) state: Mutex<State>,
+pub(crate) struct Shared {
+    pub(crate) state: Mutex<State>,
     /// Tells the tree task to look again (a tool changed tmux, a pane
     /// ended). Its own `Arc`, so the tree task never keeps `Shared` alive.
-    pub(super) kick: Arc<tokio::sync::Notify>,
-    pub(super) tree_started: AtomicBool,
+    pub(crate) kick: Arc<tokio::sync::Notify>,
+    pub(crate) tree_started: AtomicBool,
 }
 
 impl Drop for Shared {
@@ -196,16 +197,16 @@ impl Drop for Shared {
 }
 
 impl Shared {
-    pub(super) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Every (sink, URI) subscribed to a resource of `pane`.
-    pub(super) fn pane_sinks(&self, pane: PaneId) -> Vec<(Sink, String)> {
+    pub(crate) fn pane_sinks(&self, pane: PaneId) -> Vec<(Sink, String)> {
         self.sinks(|t| t.pane() == Some(pane))
     }
 
-    pub(super) fn sinks(&self, wanted: impl Fn(Target) -> bool) -> Vec<(Sink, String)> {
+    pub(crate) fn sinks(&self, wanted: impl Fn(Target) -> bool) -> Vec<(Sink, String)> {
         self.lock()
             .subs
             .values()
@@ -218,7 +219,7 @@ impl Shared {
             .collect()
     }
 
-    pub(super) fn list_sinks(&self) -> Vec<Sink> {
+    pub(crate) fn list_sinks(&self) -> Vec<Sink> {
         self.lock()
             .subs
             .values()
@@ -229,7 +230,7 @@ impl Shared {
 
     /// The panes some subscriber wants that have no task yet; stops the
     /// tasks of panes nobody wants any more.
-    pub(super) fn reconcile(&self) -> Vec<PaneId> {
+    pub(crate) fn reconcile(&self) -> Vec<PaneId> {
         let mut state = self.lock();
         let wanted: HashSet<PaneId> = state
             .subs
@@ -253,7 +254,7 @@ impl Shared {
 /// The live resources of one server: subscribers and the tasks that
 /// follow what they subscribed to.
 pub(crate) struct Resources {
-    pub(super) shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl Resources {
@@ -271,7 +272,7 @@ impl Resources {
 impl Shared {
     /// Session `session` ended: its legacy subscriptions end with it, and
     /// the panes nobody else watches are no longer followed.
-    pub(super) fn session_ended(&self, session: u64) {
+    pub(crate) fn session_ended(&self, session: u64) {
         let gone = {
             let mut state = self.lock();
             let id = state.legacy.remove(&session);
@@ -316,9 +317,9 @@ impl Drop for SessionGuard {
 
 /// Removes a listen stream's subscriber when its `listen` call ends, also
 /// when the call is dropped.
-pub(super) struct Unlisten {
-    pub(super) shared: Arc<Shared>,
-    pub(super) id: u64,
+pub(crate) struct Unlisten {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) id: u64,
 }
 
 impl Drop for Unlisten {

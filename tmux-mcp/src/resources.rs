@@ -53,9 +53,7 @@ use tmux_control::{Event, PaneId, PaneOutput};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-pub(crate) mod state;
-
-use state::*;
+use crate::subscriptions::*;
 
 use crate::backend::Conn;
 use crate::reply::{Summary as _, ToolError};
