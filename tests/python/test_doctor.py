@@ -11,7 +11,11 @@ from typing import Any
 
 from support import TmuxMcp
 
-CHECKS = {"config", "tmux", "socket_dir", "server", "state_dir", "shell_integration", "token_file", "hosts"}
+#: The name of the doctor's check of the tmux program: a key of its JSON
+#: report, not a command (the doctor starts no tmux).
+PROGRAM_CHECK = "tmux"
+
+CHECKS = {"config", PROGRAM_CHECK, "socket_dir", "server", "state_dir", "shell_integration", "token_file", "hosts"}
 
 
 def doctor(tmux_mcp: TmuxMcp, *args: str, env: dict[str, str] | None = None) -> tuple[int, dict[str, Any]]:
@@ -55,7 +59,7 @@ def test_doctor_with_tmux_sees_the_private_server_before_and_after_it_starts(tmu
     assert set(checks) == CHECKS
     assert status == 0 and report["ok"] is True, report
     assert isinstance(report["version"], str)
-    found = checks["tmux"]
+    found = checks[PROGRAM_CHECK]
     assert found["status"] == "ok", found
     assert found["path"] == tmux_mcp.tmux
     assert found["version"] and found["supported"] is True
@@ -89,14 +93,14 @@ def test_doctor_without_tmux_on_path_fails_that_check_and_reports_the_rest(tmux_
     checks = by_name(report)
     assert status == 1 and report["ok"] is False
     assert set(checks) == CHECKS
-    missing = checks["tmux"]
+    missing = checks[PROGRAM_CHECK]
     assert missing["status"] == "fail", missing
     assert "not found" in missing["message"]
     assert "--tmux" in missing["hint"]
     # Everything that does not need tmux is still checked.
     assert checks["server"]["status"] == "ok" and checks["server"]["running"] is False
     assert checks["state_dir"]["status"] == "ok"
-    assert [c["name"] for c in report["checks"] if c["status"] == "fail"] == ["tmux"]
+    assert [c["name"] for c in report["checks"] if c["status"] == "fail"] == [PROGRAM_CHECK]
 
     # The table form says the same to a person, with the exit status.
     table = subprocess.run(

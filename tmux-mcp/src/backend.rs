@@ -593,19 +593,25 @@ pub(crate) fn default_state_dir() -> PathBuf {
     }
 }
 
-/// Creates `dir` with mode 0700, or checks that an existing one is a real
-/// directory owned by this user and closed to others.
-pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+/// Creates `dir` and its missing parents with mode 0700; one that already
+/// exists is left as it is (its checks are the caller's).
+pub(crate) fn create_dir_0700(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt as _;
     match std::fs::DirBuilder::new()
         .mode(0o700)
         .recursive(true)
         .create(dir)
     {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(e),
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
     }
+}
+
+/// Creates `dir` with mode 0700, or checks that an existing one is a real
+/// directory owned by this user and closed to others.
+pub(crate) fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    create_dir_0700(dir)?;
     let meta = std::fs::symlink_metadata(dir)?;
     if !meta.is_dir() {
         return Err(std::io::Error::other(

@@ -688,6 +688,8 @@ impl TmuxMcp {
             // ordinary results of short ones).
             tokio::select! {
                 outcome = &mut call => return outcome,
+                // A true timer (see above): the call became long; it goes
+                // on as a task.
                 () = tokio::time::sleep(TASK_AFTER) => {}
                 () = client_cancel.cancelled() => {
                     // The client cancelled the call before it became a task.

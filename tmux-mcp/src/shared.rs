@@ -19,8 +19,8 @@
 
 use std::fs::File;
 use std::io::{Read as _, Seek as _, Write as _};
-use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, OpenOptionsExt as _};
 use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 
 use rmcp::ServiceExt as _;
@@ -238,15 +238,7 @@ fn socket_dir(dir: &Path) -> Result<(), SharedError> {
         dir: dir.to_owned(),
         why,
     };
-    match std::fs::DirBuilder::new()
-        .mode(0o700)
-        .recursive(true)
-        .create(dir)
-    {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(io("create the socket directory", dir)(e)),
-    }
+    crate::backend::create_dir_0700(dir).map_err(io("create the socket directory", dir))?;
     let meta = std::fs::metadata(dir).map_err(io("look at the socket directory", dir))?;
     if !meta.is_dir() {
         return Err(unsafe_dir("it is not a directory".into()));

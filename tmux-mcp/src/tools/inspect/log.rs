@@ -15,7 +15,7 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::shape::REPLY_OVERHEAD;
 use crate::text::json_len;
-use crate::tools::inspect::search_regex;
+use crate::tools::inspect::{matches_header, search_regex};
 
 /// Most lines one `read_log` returns.
 const MAX_LINES: usize = 10_000;
@@ -148,16 +148,11 @@ pub struct SearchLogResult {
 
 impl Summary for SearchLogResult {
     fn summary(&self) -> String {
-        let mut s = format!(
-            "{} matching line(s) in {} lines of {}'s log{}",
+        let mut s = matches_header(
             self.total_matches,
             self.searched_lines,
-            self.pane,
-            if self.truncated {
-                format!(" (showing {})", self.matches.len())
-            } else {
-                String::new()
-            }
+            &format!("{}'s log", self.pane),
+            self.truncated.then_some(self.matches.len()),
         );
         for m in &self.matches {
             let _ = write!(s, "\n{:>6}  {}", m.n, m.text);

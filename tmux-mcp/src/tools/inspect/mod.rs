@@ -82,6 +82,22 @@ pub(crate) fn search_regex(
         })
 }
 
+/// The first line of a search's summary: `N matching line(s) in M lines
+/// of WHERE`, and how many are shown when not all are.
+pub(crate) fn matches_header(
+    total: u32,
+    searched: u32,
+    place: &str,
+    shown: Option<usize>,
+) -> String {
+    match shown {
+        Some(shown) => {
+            format!("{total} matching line(s) in {searched} lines of {place} (showing {shown})")
+        }
+        None => format!("{total} matching line(s) in {searched} lines of {place}"),
+    }
+}
+
 /// Builds the regex for a wait or search.
 pub(crate) fn pattern_source(pattern: &str, literal: bool, ignore_case: bool) -> String {
     let body = if literal {

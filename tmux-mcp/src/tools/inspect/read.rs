@@ -14,7 +14,7 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
 use crate::text::{cook, json_len, json_prefix, keep_last_lines, trim_trailing_blank};
-use crate::tools::inspect::search_regex;
+use crate::tools::inspect::{matches_header, search_regex};
 
 // ---------------------------------------------------------------- capture_screen
 
@@ -393,16 +393,11 @@ pub struct SearchOutputResult {
 
 impl Summary for SearchOutputResult {
     fn summary(&self) -> String {
-        let mut s = format!(
-            "{} matching line(s) in {} lines of pane {}{}",
+        let mut s = matches_header(
             self.total_matches,
             self.searched_lines,
-            self.pane,
-            if self.truncated {
-                format!(" (showing {})", self.matches.len())
-            } else {
-                String::new()
-            }
+            &format!("pane {}", self.pane),
+            self.truncated.then_some(self.matches.len()),
         );
         for m in &self.matches {
             s.push_str("\n--");
