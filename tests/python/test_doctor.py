@@ -22,16 +22,7 @@ def doctor(tmux_mcp: TmuxMcp, *args: str, env: dict[str, str] | None = None) -> 
     """Runs `tmux-mcp doctor --json` on the test's private socket; returns
     the exit status and the parsed report (it must be one JSON object)."""
     done = subprocess.run(
-        [
-            str(tmux_mcp.bin),
-            "--socket-path",
-            str(tmux_mcp.socket),
-            "--state-dir",
-            str(tmux_mcp.state),
-            "doctor",
-            "--json",
-            *args,
-        ],
+        tmux_mcp.command("doctor", "--json", *args),
         env=tmux_mcp.env(env),
         cwd=str(tmux_mcp.home),
         capture_output=True,

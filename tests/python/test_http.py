@@ -104,6 +104,19 @@ def post(
         conn.close()
 
 
+def serve_http_once(tmux_mcp: TmuxMcp, listen: str) -> subprocess.CompletedProcess[str]:
+    """`tmux-mcp serve --http LISTEN` run to its end: for the starts that must
+    be refused (a server that did start would be stopped by the timeout)."""
+    return subprocess.run(
+        tmux_mcp.command("serve", "--http", listen),
+        capture_output=True,
+        text=True,
+        env=tmux_mcp.env(),
+        timeout=30,
+        check=False,
+    )
+
+
 # ---------------------------------------------------------------- the Python SDK
 
 
@@ -235,26 +248,12 @@ def test_health_answers_without_a_token(tmux_mcp: TmuxMcp) -> None:
 
 def test_a_non_loopback_bind_needs_allow_remote(tmux_mcp: TmuxMcp) -> None:
     for listen in ["0.0.0.0:0", "192.0.2.1:0", "[::]:0"]:
-        refused = subprocess.run(
-            tmux_mcp.command("serve", "--http", listen),
-            capture_output=True,
-            text=True,
-            env=tmux_mcp.env(),
-            timeout=30,
-            check=False,
-        )
+        refused = serve_http_once(tmux_mcp, listen)
         assert refused.returncode == 2, refused.stderr
         assert "not a loopback address" in refused.stderr and "--allow-remote" in refused.stderr
     assert not (tmux_mcp.state / "http-token").exists()
 
-    bad = subprocess.run(
-        tmux_mcp.command("serve", "--http", "example.com:80"),
-        capture_output=True,
-        text=True,
-        env=tmux_mcp.env(),
-        timeout=30,
-        check=False,
-    )
+    bad = serve_http_once(tmux_mcp, "example.com:80")
     assert bad.returncode == 2 and "not an IP address" in bad.stderr, bad.stderr
 
     # With --allow-remote on every interface: the Host may be the loopback
@@ -283,14 +282,7 @@ def test_the_token_file_is_private(tmux_mcp: TmuxMcp) -> None:
 
     # A token file others may read is refused.
     os.chmod(tmux_mcp.state / "http-token", 0o644)
-    refused = subprocess.run(
-        tmux_mcp.command("serve", "--http", "127.0.0.1:0"),
-        capture_output=True,
-        text=True,
-        env=tmux_mcp.env(),
-        timeout=30,
-        check=False,
-    )
+    refused = serve_http_once(tmux_mcp, "127.0.0.1:0")
     assert refused.returncode == 2, refused.stderr
     assert "mode 0644" in refused.stderr and "chmod 600" in refused.stderr
 

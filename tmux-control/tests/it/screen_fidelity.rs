@@ -249,14 +249,19 @@ async fn shell_programs_match_tmux_cell_for_cell() {
         p.quiet().await;
         diffs.extend(p.differences("resize-wider").await);
 
-        assert!(
-            diffs.is_empty(),
-            "{} cells differ:\n{}",
-            diffs.len(),
-            diffs.join("\n")
-        );
+        assert_no_differences(&diffs);
     })
     .await;
+}
+
+/// Fails with every differing cell listed.
+fn assert_no_differences(diffs: &[String]) {
+    assert!(
+        diffs.is_empty(),
+        "{} cells differ:\n{}",
+        diffs.len(),
+        diffs.join("\n")
+    );
 }
 
 /// An 80×24 pane running `draw`, followed only once `draw` has signalled
@@ -284,12 +289,7 @@ async fn a_pane_followed_mid_stream_is_seeded_from_tmux() {
         // And it goes on from there in order.
         p.type_only("typed after").await;
         diffs.extend(p.differences("after-seed").await);
-        assert!(
-            diffs.is_empty(),
-            "{} cells differ:\n{}",
-            diffs.len(),
-            diffs.join("\n")
-        );
+        assert_no_differences(&diffs);
     })
     .await;
 }
@@ -314,12 +314,7 @@ async fn a_pane_followed_on_the_alternate_screen_is_right_after_it() {
         let screen = p.out.emulated_screen().unwrap();
         assert_eq!(&screen.lines[..3], ["normal one", "normal two", "back"]);
         diffs.extend(p.differences("after-alternate").await);
-        assert!(
-            diffs.is_empty(),
-            "{} cells differ:\n{}",
-            diffs.len(),
-            diffs.join("\n")
-        );
+        assert_no_differences(&diffs);
     })
     .await;
 }
