@@ -104,7 +104,8 @@ async def test_two_bridges_share_one_server_and_are_told_apart(tmux_mcp: TmuxMcp
 
 async def test_each_session_has_its_own_resource_subscriptions(tmux_mcp: TmuxMcp) -> None:
     socket = tmux_mcp.root / "s" / "mcp.sock"
-    tmux_mcp.serve_unix(socket).ready()
+    server = tmux_mcp.serve_unix(socket, log_level="debug")
+    server.ready()
     tree = "tmux://terminals"
     heard: dict[str, anyio.Event] = {"a": anyio.Event(), "b": anyio.Event()}
 
@@ -128,6 +129,11 @@ async def test_each_session_has_its_own_resource_subscriptions(tmux_mcp: TmuxMcp
             await call(a, "create_terminal")
             await heard["b"].wait()
             assert not heard["a"].is_set()
+        # B's connection closed: its subscription ended with its session.
+        line = await anyio.to_thread.run_sync(
+            lambda: server.wait_line("a session ended: its resource subscriptions end")
+        )
+        assert "uris=1" in line, line
 
 
 async def test_without_actor_the_client_name_is_used(tmux_mcp: TmuxMcp) -> None:

@@ -371,11 +371,6 @@ impl TmuxMcp {
         Ok(())
     }
 
-    /// This session ended: its legacy subscriptions end with it.
-    pub(crate) fn resources_session_ended(&self) {
-        self.hub().session_ended(self.session);
-    }
-
     /// A tool call ended: one that may have changed tmux makes the tree be
     /// looked at again.
     pub(crate) fn resources_after_tool(&self, tool: &str) {

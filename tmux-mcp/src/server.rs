@@ -230,7 +230,7 @@ impl TmuxMcp {
     /// subscriptions of its own. A server that serves several sessions at
     /// once (`serve --unix`, `serve --http`) serves each with its own
     /// value. The session's subscriptions end when the last clone of the
-    /// value is dropped, or earlier with [`TmuxMcp::session_ended`].
+    /// value is dropped.
     pub fn for_session(&self) -> Self {
         let number = self
             .inner
@@ -242,11 +242,6 @@ impl TmuxMcp {
             _session_end: Some(Arc::new(self.inner.resources.session_guard(number))),
             ..self.clone()
         }
-    }
-
-    /// Forgets what a session made by [`TmuxMcp::for_session`] subscribed to.
-    pub fn session_ended(&self) {
-        self.resources_session_ended();
     }
 
     /// The state directory: the configured one, else

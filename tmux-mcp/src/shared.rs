@@ -307,8 +307,10 @@ async fn serve_connection(server: TmuxMcp, stream: UnixStream) {
         Err(e) => tracing::debug!("an MCP session did not start: {e}"),
     }
     pumps.finish().await;
-    server.session_ended();
-    tracing::debug!(session = server.session, "a client disconnected");
+    let session = server.session;
+    // The session's last value: its resource subscriptions end with it.
+    drop(server);
+    tracing::debug!(session, "a client disconnected");
 }
 
 #[cfg(test)]
