@@ -7,8 +7,8 @@
 # Extra libFuzzer options go in FUZZ_ARGS, e.g. FUZZ_ARGS=-max_len=4096 for
 # many more (smaller) inputs per second than the transcript seeds' 250 KB.
 #
-# Seeds: every recorded transcript (*.bin) under ../shared/fixtures/control-mode
-# beside the project root (or $TMUX_CONTROL_FIXTURES), copied into
+# Seeds: every recorded transcript (*.bin) under
+# tmux-control/tests/fixtures/control-mode (or $TMUX_CONTROL_FIXTURES), copied into
 # fuzz/corpus/<target>/ (git-ignored), plus the saved regressions and
 # whatever earlier runs left there. A crash stops that target (the others
 # still run, and the script exits 1) and leaves the input in
@@ -31,7 +31,7 @@ fi
 
 fuzz_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(dirname "$fuzz_dir")
-fixtures_in=${TMUX_CONTROL_FIXTURES:-$root/../shared/fixtures/control-mode}
+fixtures_in=${TMUX_CONTROL_FIXTURES:-$root/tmux-control/tests/fixtures/control-mode}
 fixtures=$(cd "$fixtures_in" 2>/dev/null && pwd) || {
     echo "error: fixture folder $fixtures_in is missing (set TMUX_CONTROL_FIXTURES)" >&2
     exit 1

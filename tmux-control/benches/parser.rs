@@ -26,8 +26,8 @@
 //! valgrind --tool=callgrind --toggle-collect='*decode_all*' target/release/deps/parser-HASH 'control bytes'
 //! ```
 //!
-//! The transcripts are read from `../shared/fixtures/control-mode` beside the
-//! project root (override with `TMUX_CONTROL_FIXTURES`).
+//! The transcripts are read from `tests/fixtures/control-mode` in this crate
+//! (override with `TMUX_CONTROL_FIXTURES`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::hint::black_box;
@@ -128,7 +128,7 @@ fn fixtures_dir() -> PathBuf {
     std::env::var_os("TMUX_CONTROL_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/control-mode")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/control-mode")
         })
 }
 

@@ -3,9 +3,9 @@
 //! `.events.jsonl` sidecar, every field and every byte; the decoded `%output`
 //! streams of 06 and 07 equal their `.pane0.bin` files.
 //!
-//! The fixtures are read at run time from `../shared/fixtures/control-mode`
-//! beside the project root (override with `TMUX_CONTROL_FIXTURES`). A missing
-//! folder fails the test.
+//! The fixtures are read at run time from `tests/fixtures/control-mode` in
+//! this crate, where the repository carries them (override with
+//! `TMUX_CONTROL_FIXTURES`). A missing folder fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -18,7 +18,7 @@ fn fixtures_root() -> PathBuf {
     let root = std::env::var_os("TMUX_CONTROL_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/control-mode")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/control-mode")
         });
     assert!(
         root.join("01-attach-new-session.bin").is_file(),

@@ -1,12 +1,12 @@
 //! Replays the fuzz seeds through the fuzz targets' property checks
 //! (`tmux_control::fuzzing`): every recorded transcript under
-//! `shared/fixtures/control-mode` (all tmux versions), every input in
+//! `tests/fixtures/control-mode` (all tmux versions), every input in
 //! `fuzz/corpus/<target>/` when a local fuzzing run left one, and every saved
 //! crash in `fuzz/regressions/`.
 //!
-//! The fixtures are read at run time from `../shared/fixtures/control-mode`
-//! beside the project root (override with `TMUX_CONTROL_FIXTURES`). A missing
-//! folder fails the test.
+//! The fixtures are read at run time from `tests/fixtures/control-mode` in
+//! this crate, where the repository carries them (override with
+//! `TMUX_CONTROL_FIXTURES`). A missing folder fails the test.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fs;
@@ -15,12 +15,12 @@ use std::path::{Path, PathBuf};
 
 use tmux_control::fuzzing::{check_decode, check_roundtrip};
 
-/// `$TMUX_CONTROL_FIXTURES`, or `shared/fixtures/control-mode` beside the project root.
+/// `$TMUX_CONTROL_FIXTURES`, or `tests/fixtures/control-mode` in this crate.
 fn fixtures_dir() -> PathBuf {
     std::env::var_os("TMUX_CONTROL_FIXTURES")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/control-mode")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/control-mode")
         })
 }
 

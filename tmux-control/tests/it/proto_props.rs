@@ -228,9 +228,15 @@ fn encode_stream(mode: Mode, frames: Vec<Frame>) -> (Vec<Frame>, BytesMut) {
     (kept, wire)
 }
 
+/// The transcripts recorded from real tmux 3.3a, 3.7c and next-3.8, read from
+/// `tests/fixtures/control-mode` in this crate, where the repository carries
+/// them (or from `$TMUX_CONTROL_FIXTURES`, as in the conformance test).
 fn fixtures() -> Vec<Vec<u8>> {
-    let root =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/control-mode");
+    let root = std::env::var_os("TMUX_CONTROL_FIXTURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/control-mode")
+        });
     let mut out = Vec::new();
     for dir in [
         root.clone(),
