@@ -70,13 +70,29 @@ fn text(out: &PaneOutput, f: &FinishedCommand) -> String {
     text.trim_end().to_owned()
 }
 
-async fn check_shell(kind: ShellKind, program: &str) {
+/// Where [`check_shell`]'s shell reads its hooks from.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum From {
+    /// Files in a directory.
+    Files,
+    /// The server's options, published over the connection.
+    Tmux,
+}
+
+async fn check_shell(kind: ShellKind, program: &str, from: From) {
     let iso = IsolatedServer::new().unwrap();
     bounded(async {
         let tmux = Tmux::connect(iso.server()).await.unwrap();
         let home = iso.dir().join("home");
         std::fs::create_dir(&home).unwrap();
-        let hooks = ShellIntegration::install(iso.dir().join("hooks")).unwrap();
+        let hooks = match from {
+            From::Files => ShellIntegration::install(iso.dir().join("hooks")).unwrap(),
+            From::Tmux => {
+                let hooks = ShellIntegration::through_tmux("tmux");
+                hooks.publish(&tmux).await.unwrap();
+                hooks
+            }
+        };
         let nonce = shell_nonce();
         let launch = hooks.launch(kind, program, &nonce).unwrap();
         let mut what = NewPane::from(NewWindow::new())
@@ -160,6 +176,12 @@ async fn check_shell(kind: ShellKind, program: &str) {
         // A line the shell does not run still ends.
         let f = run(&tmux, &out, &mut t, "").await;
         assert!(!f.ran, "{name}");
+
+        if from == From::Tmux && kind != ShellKind::Fish {
+            // The temporary start-up files were removed as they were read.
+            let f = run(&tmux, &out, &mut t, "echo \"rc=${TMUX_CONTROL_RC:-unset}\"").await;
+            assert_eq!(text(&out, &f), "rc=unset", "{name}");
+        }
     })
     .await;
 }
@@ -176,15 +198,115 @@ fn shell(name: &str) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bash_marks_commands_statuses_and_interrupts() {
-    check_shell(ShellKind::Bash, &shell("bash")).await;
+    check_shell(ShellKind::Bash, &shell("bash"), From::Files).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn zsh_marks_commands_statuses_and_interrupts() {
-    check_shell(ShellKind::Zsh, &shell("zsh")).await;
+    check_shell(ShellKind::Zsh, &shell("zsh"), From::Files).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fish_marks_commands_statuses_and_interrupts() {
-    check_shell(ShellKind::Fish, &shell("fish")).await;
+    check_shell(ShellKind::Fish, &shell("fish"), From::Files).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bash_reads_its_hooks_through_tmux() {
+    check_shell(ShellKind::Bash, &shell("bash"), From::Tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn zsh_reads_its_hooks_through_tmux() {
+    check_shell(ShellKind::Zsh, &shell("zsh"), From::Tmux).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fish_reads_its_hooks_through_tmux() {
+    check_shell(ShellKind::Fish, &shell("fish"), From::Tmux).await;
+}
+
+/// A pane opened without a command, by anyone, runs the server's
+/// `default-command`: each supported shell starts with the hooks and
+/// announces its nonce in the pane's option; another shell starts plainly.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_default_command_integrates_and_announces_every_new_shell() {
+    use tmux_control::command::{OptionScope, SetOption, ShowOption};
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let tmux = Tmux::connect(iso.server()).await.unwrap();
+        let home = iso.dir().join("home");
+        std::fs::create_dir(&home).unwrap();
+        for from in [From::Files, From::Tmux] {
+            let hooks = match from {
+                From::Files => ShellIntegration::install(iso.dir().join("hooks")).unwrap(),
+                From::Tmux => ShellIntegration::through_tmux("tmux"),
+            };
+            hooks.publish(&tmux).await.unwrap();
+            let command = hooks.default_command("@test-shell").unwrap();
+            tmux.run(SetOption::new(OptionScope::Session, "default-command", command).global())
+                .await
+                .unwrap();
+            for (kind, program) in [
+                (Some(ShellKind::Bash), shell("bash")),
+                (Some(ShellKind::Zsh), shell("zsh")),
+                (Some(ShellKind::Fish), shell("fish")),
+                (None, shell("dash")),
+            ] {
+                // tmux gives each pane its default-shell as $SHELL.
+                tmux.run(SetOption::new(OptionScope::Session, "default-shell", &program).global())
+                    .await
+                    .unwrap();
+                let spawned = tmux
+                    .spawn(NewPane::from(NewWindow::new()).env("HOME", home.to_str().unwrap()))
+                    .await
+                    .unwrap();
+                let out = spawned.output.clone();
+                let Some(kind) = kind else {
+                    // dash: no hooks, no announcement; it runs commands.
+                    let seen = out.expect(tmux_control::Pattern::literal("plain-6"));
+                    tmux.type_text(out.pane(), "echo plain-$((2*3))")
+                        .await
+                        .unwrap();
+                    tmux.run(SendKeys::keys(out.pane(), [Key::ENTER]))
+                        .await
+                        .unwrap();
+                    seen.wait(Duration::from_secs(10)).await.unwrap();
+                    let option = tmux
+                        .run(ShowOption::new(OptionScope::Pane, "@test-shell").target(out.pane()))
+                        .await
+                        .unwrap();
+                    assert!(option.is_none(), "{option:?}");
+                    continue;
+                };
+                // The shell announces itself before it starts; the first
+                // prompt's marks carry the nonce it announced.
+                let mut t = ShellTracker::new("0", spawned.start);
+                let announced = loop {
+                    let option = tmux
+                        .run(ShowOption::new(OptionScope::Pane, "@test-shell").target(out.pane()))
+                        .await
+                        .unwrap();
+                    if let Some(value) = option.and_then(|v| v.as_str().map(str::to_owned)) {
+                        break value;
+                    }
+                    // Not announced yet: wait for the pane's next output
+                    // (the prompt comes after the announcement).
+                    let mut more = out.stream_from(out.end_offset());
+                    let _ = tokio::time::timeout(Duration::from_secs(1), more.next()).await;
+                };
+                let (name, nonce) = announced.trim().split_once(' ').unwrap();
+                assert_eq!(name, kind.name());
+                assert_eq!(nonce.len(), 16, "{announced:?}");
+                t = ShellTracker::new(nonce, t.resume_offset());
+                let f = run(&tmux, &out, &mut t, "false | true").await;
+                assert_eq!(
+                    (f.status, f.pipestatus.clone()),
+                    (Some(0), vec![1, 0]),
+                    "{name} {from:?}"
+                );
+            }
+        }
+    })
+    .await;
 }
