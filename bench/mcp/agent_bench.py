@@ -20,7 +20,12 @@ client", says what each one is for each server):
 
 1. ``ping``: the MCP ``ping`` request, the client's request floor;
 2. ``run``: ``echo hi`` run in a shell pane to completion with its exit
-   status, checked (status 0, output ``hi``);
+   status, checked (status 0, output ``hi``), in the pane the server
+   created itself;
+   ``run premade``: the same in a pane made beforehand with plain tmux
+   (``tmux new-session`` running bash without start-up files), as a pane a
+   person or another program opened is (tmux-mcp types its wrapped form
+   there);
 3. ``capture``: the visible screen of a 200x50 pane that is full of text;
 4. ``wait``: wait-for-output lateness. The command
    ``sleep D; printf 'WAKE<i>_%s\\n' "$EPOCHREALTIME"`` is typed into the
@@ -75,7 +80,7 @@ from mcp import ClientSession, StdioServerParameters, stdio_client
 from mcp.types import CallToolResult
 
 #: The measurements, in the order of the table.
-METRICS = ("ping", "run", "capture", "wait")
+METRICS = ("ping", "run", "run_premade", "capture", "wait")
 
 #: Also recorded: for each run, how long the server says the command took
 #: (see `run_command`), to tell the command's own time from the rest.
@@ -85,6 +90,7 @@ SERIES = (*METRICS, "run_server")
 HEADINGS = {
     "ping": "ping",
     "run": 'run("echo hi") with status',
+    "run_premade": "the same, pane made with plain tmux",
     "capture": "capture screen",
     "wait": "wait for output: late by",
 }
@@ -154,6 +160,7 @@ class Contestant:
         self.conf = self.root / "tmux.conf"
         self.session: ClientSession | None = None
         self.pane = ""
+        self.premade = ""
         self.tmux_pid: int | None = None
         self.samples = Samples()
         self.info: dict[str, Any] = {}
@@ -187,6 +194,11 @@ class Contestant:
             + (f'set -g default-command "{SHELL_COMMAND}"\n' if self.plain_shell else "")
         )
         self.tmux_cmd("-f", str(self.conf), "start-server")
+        # The pane made beforehand, with plain tmux, before any MCP server
+        # runs: bash without start-up files, whatever the server's defaults.
+        self.premade = self.tmux_cmd(
+            "new-session", "-d", "-s", "premade", "-x", "200", "-y", "50", "-P", "-F", "#{pane_id}", SHELL_COMMAND
+        ).strip()
         pid = self.tmux_cmd("display-message", "-p", "#{pid}").strip()
         if not pid.isdigit():
             raise BenchError(f"{self.label}: the private tmux server gave no pid ({pid!r})")
@@ -284,6 +296,7 @@ class Contestant:
         for _ in range(3):
             await self.capture()
             await self.run_command("echo hi", expect_output="hi")
+            await self.run_command("echo hi", expect_output="hi", pane=self.premade)
         await self.wait_lateness(0, delay=0.3)
 
     # -- the measurements -----------------------------------------------
@@ -293,9 +306,10 @@ class Contestant:
             raise BenchError(f"{self.label}: not started")
         await self.session.send_ping()
 
-    async def run_command(self, command: str, expect_output: str) -> float:
-        """Runs `command` to completion, checks status 0 and the output;
-        returns the duration the server reports, in milliseconds."""
+    async def run_command(self, command: str, expect_output: str, pane: str | None = None) -> float:
+        """Runs `command` to completion in `pane` (default: the server's own
+        pane), checks status 0 and the output; returns the duration the
+        server reports, in milliseconds."""
         raise NotImplementedError
 
     async def capture(self) -> None:
@@ -362,14 +376,13 @@ class TmuxMcp(Contestant):
         made = await self.call("create_terminal", {"name": "bench", "width": 200, "height": 50})
         self.pane = str(made["pane"])
 
-    async def run_command(self, command: str, expect_output: str) -> float:
-        r = await self.call("run", {"target": self.pane, "command": command})
+    async def run_command(self, command: str, expect_output: str, pane: str | None = None) -> float:
+        r = await self.call("run", {"target": pane or self.pane, "command": command})
         if r.get("status") != "completed" or r.get("exit_status") != 0:
             raise BenchError(f"{self.label}: run {command!r} did not complete with status 0: {r}")
         if not str(r.get("output", "")).rstrip("\n").endswith(expect_output):
             raise BenchError(f"{self.label}: run {command!r} gave output {r.get('output')!r}")
-        # From the call to the end marker, before the quiet wait for the
-        # prompt (whole milliseconds).
+        # From the call to the end mark (whole milliseconds).
         return float(r.get("elapsed_ms", 0))
 
     async def capture(self) -> None:
@@ -423,8 +436,8 @@ class LibtmuxMcp(Contestant):
             raise BenchError(f"{self.label}: create_session named no pane: {made}")
         self.pane = str(pane)
 
-    async def run_command(self, command: str, expect_output: str) -> None:
-        r = await self.call("run_command", {"command": command, "pane_id": self.pane})
+    async def run_command(self, command: str, expect_output: str, pane: str | None = None) -> float:
+        r = await self.call("run_command", {"command": command, "pane_id": pane or self.pane})
         if r.get("timed_out") or r.get("exit_status") != 0:
             raise BenchError(f"{self.label}: run_command {command!r} did not end with status 0: {r}")
         lines = [str(x) for x in r.get("output", [])]
@@ -572,13 +585,13 @@ def report(contestants: list[Contestant], meta: dict[str, Any]) -> str:
             f"{fmt_ms(p90(c.samples.by_metric['run_server']))}"
             for c in contestants
         )
-        + " (tmux-mcp: `elapsed_ms`, to the end marker, before its quiet wait for the prompt; "
+        + " (tmux-mcp: `elapsed_ms`, to the end mark; "
         "libtmux-mcp: `elapsed_seconds`, from send-keys to the `wait-for` signal)."
     )
     out.append("")
     n = {m: len(ours.samples.by_metric[m]) for m in METRICS}
     out.append(
-        f"Samples per server: ping {n['ping']}, run {n['run']}, capture {n['capture']}, "
+        f"Samples per server: ping {n['ping']}, run {n['run']}, run premade {n['run_premade']}, capture {n['capture']}, "
         f"wait {n['wait']} ({meta['rounds']} rounds)."
     )
     out.append(
@@ -624,6 +637,10 @@ async def measure_round(c: Contestant, i: int, args: argparse.Namespace) -> None
         server_ms = await c.run_command("echo hi", expect_output="hi")
         c.samples.add("run", (time.perf_counter() - t0) * 1000.0)
         c.samples.add("run_server", server_ms)
+    for _ in range(args.repeat):
+        t0 = time.perf_counter()
+        await c.run_command("echo hi", expect_output="hi", pane=c.premade)
+        c.samples.add("run_premade", (time.perf_counter() - t0) * 1000.0)
     c.samples.add("wait", await c.wait_lateness(i, args.emit_delay))
 
 

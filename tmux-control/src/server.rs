@@ -74,13 +74,19 @@ impl Server {
 
     /// A server reached through a custom command that stands for `tmux` and
     /// already selects the server, for example
-    /// `["ssh", "-T", "host", "tmux", "-L", "work"]`. The library appends
-    /// `-u -C …` to it.
+    /// `["docker", "exec", "-i", "box", "tmux", "-L", "work"]` (the control
+    /// client then runs in the container). The library appends `-u -C …`
+    /// to it, for the connection and for each client that follows panes of
+    /// another session, so the command must hand its arguments on as
+    /// separate words (`docker exec`, `kubectl exec … --`, `sudo`,
+    /// `sh -c 'exec tmux "$@"' sh` do). ssh joins them into one string for
+    /// the remote shell: use [`Server::over_ssh`], which quotes them.
     ///
     /// ```
     /// use tmux_control::Server;
-    /// let s = Server::custom(["ssh", "-T", "build-host", "tmux", "-L", "ci"]).unwrap();
+    /// let s = Server::custom(["docker", "exec", "-i", "box", "tmux", "-L", "ci"]).unwrap();
     /// assert_eq!(s.tmux_args(), Vec::<String>::new());
+    /// assert_eq!(s.describe(), "docker exec -i box tmux -L ci");
     /// ```
     pub fn custom<I, S>(argv: I) -> Result<Self>
     where

@@ -1,11 +1,15 @@
 //! The tmux side: one control connection per tmux server (the local one,
-//! and one over ssh per configured remote host), each started on first
-//! use, its home session, target resolution and followed panes.
+//! and one per configured remote host), each started on first use, its
+//! home session, target resolution and followed panes.
 //!
-//! A remote host's connection is `ssh -T … 'tmux -u -C …'`
-//! ([`Server::over_ssh`]): one control-mode stream per host. When it cannot
-//! be made, calls are answered with a `host_unreachable` error at once
-//! until a backoff deadline passes; then the next call tries again.
+//! A remote host's connection is one control-mode stream per host, by its
+//! kind ([`HostKind`]): `ssh -T … 'tmux -u -C …'` ([`Server::over_ssh`]),
+//! or a command that hands its words on and stands for `tmux` there
+//! (`docker exec -i CONTAINER tmux`, `kubectl exec -i POD -- tmux`, an
+//! `exec:` command), with `-L NAME -u -C …` appended ([`Server::custom`]).
+//! When it cannot be made, calls are answered with a `host_unreachable`
+//! error at once until a backoff deadline passes; then the next call tries
+//! again.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -13,14 +17,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tmux_control::command::{
-    DisplayMessage, ListPanes, OptionScope, PaneInfo, RenameWindow, SetOption,
+    DisplayMessage, ListPanes, OptionScope, PaneInfo, RenameWindow, SetOption, ShowOption,
 };
 use tmux_control::{
     ConnectOptions, PaneId, PaneOutput, Resolved, Server, SessionId, Tmux, WindowId,
 };
 
 use crate::actors::PaneActors;
-use crate::config::{Config, DEFAULT_SOCKET_NAME, HostSpec, LOCAL_HOST, SocketChoice};
+use crate::config::{Config, DEFAULT_SOCKET_NAME, HostKind, HostSpec, LOCAL_HOST, SocketChoice};
 use crate::guard;
 use crate::journal::Journals;
 use crate::reply::ToolError;
@@ -61,7 +65,7 @@ const SSH_DEFAULTS: [&str; 6] = [
     "ServerAliveCountMax=3",
 ];
 
-/// A remote host: its name and how ssh reaches it.
+/// A remote host: its name and how it is reached.
 struct Remote {
     spec: HostSpec,
     /// The last failed attempt to connect, until a call succeeds.
@@ -70,7 +74,8 @@ struct Remote {
 
 /// A failed connection to a remote host, and when to try again.
 struct Failure {
-    /// What ssh (or tmux behind it) said.
+    /// What ssh, the container engine or the command (or tmux behind
+    /// it) said.
     why: String,
     /// No new attempt before this deadline.
     retry_at: tokio::time::Instant,
@@ -133,12 +138,12 @@ impl Backend {
         }
     }
 
-    /// The tmux server of remote host `spec`, reached over ssh: on the
+    /// The tmux server of remote host `spec`, reached as its kind says: on the
     /// socket named like the local one (`--socket-name`, else `tmux-mcp`),
-    /// run by `--host-tmux`. Its shells run without shell integration: the
-    /// hook files live in the local state directory, which the remote shell
-    /// cannot read, so `run` types its wrapped form there (which works in
-    /// any POSIX shell and leaves nothing behind on the remote machine).
+    /// run by `--host-tmux`. Its shells get shell integration as local ones
+    /// do, with the hooks read through the remote tmux server itself (its
+    /// user options, set over the connection): no file is copied to the
+    /// remote machine.
     pub(crate) fn remote(config: &Config, spec: &HostSpec) -> Self {
         let name = match &config.socket {
             SocketChoice::Named(name) => name.clone(),
@@ -155,7 +160,7 @@ impl Backend {
             pane_log_bytes: config.pane_log_bytes,
             log_bytes: config.log_bytes,
             state_dir: config.state_dir.clone(),
-            shell_integration: false,
+            shell_integration: config.shell_integration,
             conn: tokio::sync::Mutex::new(None),
             generation: tokio::sync::watch::Sender::new(0),
         }
@@ -173,13 +178,33 @@ impl Backend {
         self.remote.is_some()
     }
 
-    /// The ssh arguments for a remote host: its own options, tmux-mcp's
+    /// The ssh arguments for an ssh host: its own options, tmux-mcp's
     /// defaults, then the destination.
-    fn ssh_args(spec: &HostSpec) -> Vec<String> {
-        let mut args = spec.ssh_options.clone();
+    fn ssh_args(options: &[String], destination: &str) -> Vec<String> {
+        let mut args = options.to_vec();
         args.extend(SSH_DEFAULTS.iter().map(|s| (*s).to_owned()));
-        args.push(spec.destination.clone());
+        args.push(destination.to_owned());
         args
+    }
+
+    /// The words that select this server to a tmux on its machine
+    /// (`-L NAME`, `-S PATH`, or none).
+    fn socket_words(&self) -> Vec<String> {
+        match &self.choice {
+            SocketChoice::Named(name) => vec!["-L".into(), name.clone()],
+            SocketChoice::Path(path) => vec!["-S".into(), path.display().to_string()],
+            SocketChoice::Default => Vec::new(),
+        }
+    }
+
+    /// For a host of a kind that hands its words on (all but ssh): the
+    /// command that stands for `tmux -L NAME` there, such as
+    /// `docker exec -i CONTAINER tmux -L tmux-mcp`; `terminal` gives the
+    /// form a human runs from a terminal (`exec -it`).
+    fn through_words(&self, spec: &HostSpec, terminal: bool) -> Option<Vec<String>> {
+        let mut words = spec.tmux_command(&self.program, terminal)?;
+        words.extend(self.socket_words());
+        Some(words)
     }
 
     /// The tmux command that selects this server on its machine.
@@ -194,59 +219,86 @@ impl Backend {
         }
     }
 
-    /// `ssh -t ARGS` for a remote host (the words quoted for a shell).
-    fn ssh_prefix(spec: &HostSpec) -> String {
-        let words: Vec<String> = std::iter::once("ssh -t".to_owned())
-            .chain(spec.ssh_args().iter().map(|w| shell_quote(w)))
-            .collect();
-        words.join(" ")
+    /// `ssh -t ARGS` for an ssh host (the words quoted for a shell), or
+    /// `None` for the other kinds.
+    fn ssh_prefix(spec: &HostSpec) -> Option<String> {
+        let mut words = vec!["ssh".to_owned(), "-t".to_owned()];
+        words.extend(spec.ssh_args()?);
+        Some(shell_words(&words))
     }
 
-    /// `tmux -L tmux-mcp`, `tmux -S /path` or `tmux` (after `ssh -t ARGS`
-    /// for a remote host): the start of a command a human runs to reach
-    /// this server.
+    /// `tmux -L tmux-mcp`, `tmux -S /path` or `tmux`: the start of a
+    /// command a human runs to reach this server. For a remote host, after
+    /// `ssh -t ARGS` (the tmux words quoted once more for the remote
+    /// shell), or the host's own words (`docker exec -it CONTAINER tmux -L
+    /// tmux-mcp`, `kubectl exec -it POD -- tmux -L tmux-mcp`, the `exec:`
+    /// command with `-L tmux-mcp`).
     pub(crate) fn attach_prefix(&self) -> String {
-        match &self.remote {
-            None => self.tmux_prefix(),
-            Some(r) => format!(
-                "{} {}",
-                Self::ssh_prefix(&r.spec),
-                shell_quote(&self.tmux_prefix())
-            ),
+        let Some(r) = &self.remote else {
+            return self.tmux_prefix();
+        };
+        if let Some(ssh) = Self::ssh_prefix(&r.spec) {
+            return format!("{ssh} {}", shell_quote(&self.tmux_prefix()));
         }
+        shell_words(&self.through_words(&r.spec, true).unwrap_or_default())
     }
 
-    /// The command a human runs to watch session `name` (over `ssh -t` for
-    /// a remote host: the remote command is quoted once more for the remote
-    /// shell).
+    /// The command a human runs to watch session `name`: over `ssh -t` for
+    /// an ssh host (the remote command is quoted once more for the remote
+    /// shell), through `exec -it` for a container or a pod. An `exec:`
+    /// host's is its command with `-L NAME attach -t NAME`, which works from
+    /// a terminal when the command hands the terminal on (`sudo`, `env`,
+    /// `sh -c` do; one that needs a flag of its own for a terminal needs it
+    /// added).
     pub(crate) fn attach_command(&self, session_name: &str) -> String {
         let local = format!(
             "{} attach -t {}",
             self.tmux_prefix(),
             shell_quote(session_name)
         );
-        match &self.remote {
-            None => local,
-            Some(r) => format!("{} {}", Self::ssh_prefix(&r.spec), shell_quote(&local)),
+        let Some(r) = &self.remote else {
+            return local;
+        };
+        if let Some(ssh) = Self::ssh_prefix(&r.spec) {
+            return format!("{ssh} {}", shell_quote(&local));
         }
+        let mut words = self.through_words(&r.spec, true).unwrap_or_default();
+        words.extend([
+            "attach".to_owned(),
+            "-t".to_owned(),
+            session_name.to_owned(),
+        ]);
+        shell_words(&words)
     }
 
     /// A description like `tmux -L tmux-mcp`, or for a remote host
-    /// `host box: ssh me@box tmux -L tmux-mcp`.
+    /// `host box: ssh me@box tmux -L tmux-mcp`,
+    /// `host web: docker exec -i web tmux -L tmux-mcp`.
     pub(crate) fn describe(&self) -> String {
-        match &self.remote {
-            None => self.tmux_prefix(),
-            Some(r) => format!(
+        let Some(r) = &self.remote else {
+            return self.tmux_prefix();
+        };
+        match r.spec.ssh_args() {
+            Some(args) => format!(
                 "host {}: ssh {} {}",
                 r.spec.name,
-                r.spec
-                    .ssh_args()
-                    .iter()
-                    .map(|w| shell_quote(w))
-                    .collect::<Vec<_>>()
-                    .join(" "),
+                shell_words(&args),
                 self.tmux_prefix()
             ),
+            None => format!(
+                "host {}: {}",
+                r.spec.name,
+                shell_words(&self.through_words(&r.spec, false).unwrap_or_default())
+            ),
+        }
+    }
+
+    /// Who speaks for a remote host in its errors: `ssh`, `docker`,
+    /// `podman`, `kubectl`, or `the exec: command`.
+    fn speaker(spec: &HostSpec) -> &'static str {
+        match &spec.kind {
+            HostKind::Exec { .. } => "the exec: command",
+            _ => spec.kind_name(),
         }
     }
 
@@ -318,31 +370,80 @@ impl Backend {
         }
     }
 
-    /// The `host_unreachable` error of this (remote) host.
+    /// The `host_unreachable` error of this (remote) host, with the check
+    /// its kind calls for.
     fn unreachable(&self, why: &str, retry_in: Duration) -> ToolError {
-        ToolError::host_unreachable(
-            self.host(),
+        let check = self.remote.as_ref().map_or_else(String::new, |r| {
+            let version = |words: Option<Vec<String>>| {
+                let mut words = words.unwrap_or_default();
+                words.push("-V".to_owned());
+                shell_words(&words)
+            };
+            match &r.spec.kind {
+                HostKind::Ssh { .. } => format!(
+                    "Check that the machine is up and that `{}` logs in without a prompt (keys or an agent; tmux-mcp runs ssh with BatchMode=yes)",
+                    self.attach_prefix()
+                ),
+                HostKind::Container { engine, container } => format!(
+                    "Check that the container {container} is running (`{} ps`) and that `{}` prints tmux's version (tmux installed in the container; --host-tmux names it)",
+                    engine.program(),
+                    version(r.spec.tmux_command(&self.program, false))
+                ),
+                HostKind::Kubectl { .. } => format!(
+                    "Check that the pod is running in kubectl's current context (`kubectl get pods`) and that `{}` prints tmux's version (tmux installed in the container; --host-tmux names it)",
+                    version(r.spec.tmux_command(&self.program, false))
+                ),
+                HostKind::Exec { argv } => format!(
+                    "Check that `{}` prints tmux's version: an exec: command stands for tmux, and tmux-mcp runs it with `{} -u -C new-session -A -s {HOME_SESSION} …` appended, so it must hand its arguments on (as `sh -c 'exec tmux \"$@\"' sh` does)",
+                    version(Some(argv.clone())),
+                    shell_words(&self.socket_words())
+                ),
+            }
+        });
+        self.host_unreachable(
             why,
             format!(
-                "Check that the machine is up and that `{}` logs in without a prompt (keys or an agent; tmux-mcp runs ssh with BatchMode=yes). tmux-mcp tries again on the first call after {:.0} s; calls before then get this answer at once. Terminals on other hosts are not affected",
-                self.attach_prefix(),
+                "{check}. tmux-mcp tries again on the first call after {:.0} s; calls before then get this answer at once. Terminals on other hosts are not affected",
                 retry_in.as_secs_f64().ceil()
             ),
         )
     }
 
-    /// If this is a remote host whose connection has ended (ssh exited or
-    /// the network dropped), why: for a reply that failed because of it.
+    /// [`ToolError::host_unreachable`] for this host, saying how it is
+    /// reached: `over ssh`, `through docker exec`, …
+    fn host_unreachable(&self, why: &str, next: String) -> ToolError {
+        let how = match self.remote.as_ref().map(|r| &r.spec) {
+            None => "over ssh".to_owned(),
+            Some(spec) => match spec.kind {
+                HostKind::Ssh { .. } => "over ssh".to_owned(),
+                HostKind::Exec { .. } => "through its exec: command".to_owned(),
+                _ => format!("through {} exec", spec.kind_name()),
+            },
+        };
+        ToolError::host_unreachable(self.host(), &how, why, next)
+    }
+
+    /// If this is a remote host whose connection has ended (ssh, the
+    /// engine's exec or the command exited, or the network dropped), why:
+    /// for a reply that failed because of it.
     pub(crate) async fn lost(&self) -> Option<ToolError> {
-        self.remote.as_ref()?;
+        let remote = self.remote.as_ref()?;
         let conn = self.conn.lock().await.clone()?;
         if !conn.tmux.is_closed() {
             return None;
         }
         let closed = conn.tmux.closed().await;
-        Some(ToolError::host_unreachable(
-            self.host(),
-            &format!("the ssh connection was lost ({})", closed_detail(&closed)),
+        let link = match &remote.spec.kind {
+            HostKind::Ssh { .. } => "the ssh connection".to_owned(),
+            HostKind::Exec { .. } => "the exec: command's connection".to_owned(),
+            _ => format!("the {} exec connection", remote.spec.kind_name()),
+        };
+        let speaker = Self::speaker(&remote.spec);
+        Some(self.host_unreachable(
+            &format!(
+                "{link} was lost ({})",
+                closed_detail(&closed, speaker)
+            ),
             format!(
                 "The next call on host {} connects again; ids from before stay valid if the remote tmux server kept running. Terminals on other hosts are not affected",
                 self.host()
@@ -372,12 +473,31 @@ impl Backend {
     }
 
     fn server(&self) -> Result<Server, ToolError> {
-        if let (Some(remote), SocketChoice::Named(name)) = (&self.remote, &self.choice) {
+        if let Some(remote) = &self.remote {
             // No configuration file: it would name a local path. The
             // settings are applied over the connection instead.
-            return Ok(Server::named(name.clone())
-                .program(self.program.clone())
-                .over_ssh(Self::ssh_args(&remote.spec)));
+            if let (
+                HostKind::Ssh {
+                    options,
+                    destination,
+                },
+                SocketChoice::Named(name),
+            ) = (&remote.spec.kind, &self.choice)
+            {
+                return Ok(Server::named(name.clone())
+                    .program(self.program.clone())
+                    .over_ssh(Self::ssh_args(options, destination)));
+            }
+            // The other kinds hand their words on: the command stands for
+            // `tmux -L NAME`, and the library appends `-u -C …`.
+            let words = self.through_words(&remote.spec, false).unwrap_or_default();
+            return Server::custom(words).map_err(|e| {
+                ToolError::new(
+                    format!("Connecting to host {}", self.host()),
+                    e.to_string(),
+                    "Fix the host's entry in --host / TMUX_MCP_HOSTS / --hosts-file",
+                )
+            });
         }
         let server = match &self.choice {
             SocketChoice::Named(name) => Server::named(name.clone()).config(self.write_config()?),
@@ -406,7 +526,8 @@ impl Backend {
              set -g exit-empty off\n\
              set -g exit-unattached off\n\
              set -g destroy-unattached off\n\
-             set -g default-size 200x50\n",
+             set -g default-size 200x50\n\
+             set -g @tmux-mcp-own 1\n",
             self.history_limit
         );
         let path = dir.join(format!("tmux-{}.conf", self.history_limit));
@@ -430,7 +551,7 @@ impl Backend {
         let server = self.server()?;
         let fail = |e: &tmux_control::Error| match &self.remote {
             None => ToolError::tmux(what.clone(), e),
-            Some(_) => ToolError::new(what.clone(), remote_detail(e), ""),
+            Some(r) => ToolError::new(what.clone(), remote_detail(e, Self::speaker(&r.spec)), ""),
         };
         // The home session is created running its placeholder program
         // (respawning a pane right after attaching can crash tmux 3.3a).
@@ -455,7 +576,10 @@ impl Backend {
                 Err(e) => return Err(fail(&e)),
             }
         };
-        if self.remote.is_some() {
+        if let Some(r) = &self.remote {
+            if matches!(r.spec.kind, HostKind::Exec { .. }) {
+                self.check_exec_session(&tmux).await?;
+            }
             self.apply_remote_settings(&tmux)
                 .await
                 .map_err(|e| fail(&e))?;
@@ -490,6 +614,22 @@ impl Backend {
         if removed > 0 {
             tracing::info!(removed, "removed the logs of panes that ended unseen");
         }
+        let shells = Shells::new(
+            self.shell_integration,
+            self.state_dir().join("shell"),
+            self.remote.as_ref().map(|_| self.program.as_str()),
+        );
+        // A server tmux-mcp started (its configuration marks it), or
+        // tmux-mcp's own socket on a remote host: every new pane's shell is
+        // integrated, whoever opens it.
+        let own = self.remote.is_some()
+            || tmux
+                .run(ShowOption::new(OptionScope::Session, "@tmux-mcp-own").global())
+                .await
+                .ok()
+                .flatten()
+                .is_some();
+        shells.prepare(&tmux, own).await;
         tracing::info!(server = %self.describe(), ?socket_path, "connected to tmux");
         Ok(Conn {
             tmux,
@@ -497,11 +637,34 @@ impl Backend {
             socket_path,
             inputs: Mutex::new(HashMap::new()),
             runs: Mutex::new(HashMap::new()),
-            shells: Shells::new(self.shell_integration, self.state_dir().join("shell")),
+            shells,
             journals,
             remote: self.remote.is_some(),
             actors: PaneActors::default(),
         })
+    }
+
+    /// Refuses the connection of an `exec:` host whose command did not hand
+    /// on the arguments tmux-mcp appended (one that runs its own `tmux -C
+    /// attach`, say): its client is attached to some other session, and
+    /// the clients that follow other sessions' panes would be too.
+    async fn check_exec_session(&self, tmux: &Tmux) -> Result<(), ToolError> {
+        let name = tmux
+            .run(DisplayMessage::format("#{session_name}"))
+            .await
+            .map(|reply| String::from_utf8_lossy(&reply).trim().to_owned())
+            .unwrap_or_default();
+        if name == HOME_SESSION {
+            return Ok(());
+        }
+        Err(ToolError::new(
+            format!("Connecting to host {}", self.host()),
+            format!(
+                "the exec: command attached its tmux client to session {name:?}, not {HOME_SESSION}: it does not hand on the arguments tmux-mcp appends ({} -u -C new-session -A -s {HOME_SESSION} …)",
+                shell_words(&self.socket_words())
+            ),
+            "",
+        ))
     }
 
     /// What the configuration file does for a local server, for a remote
@@ -525,10 +688,11 @@ impl Backend {
     }
 }
 
-/// What ssh said, for a failed connection to a remote host.
-fn remote_detail(e: &tmux_control::Error) -> String {
+/// What `speaker` (ssh, docker, the exec: command, …) said, for a failed
+/// connection to a remote host.
+fn remote_detail(e: &tmux_control::Error, speaker: &str) -> String {
     match e {
-        tmux_control::Error::Closed(closed) => closed_detail(closed),
+        tmux_control::Error::Closed(closed) => closed_detail(closed, speaker),
         tmux_control::Error::Spawn { program, source } => {
             format!("cannot start {program}: {source}")
         }
@@ -536,12 +700,14 @@ fn remote_detail(e: &tmux_control::Error) -> String {
     }
 }
 
-/// A closed ssh connection in words: ssh's own message and exit status.
-fn closed_detail(closed: &tmux_control::Closed) -> String {
+/// A closed connection to a remote host in words: what `speaker` (ssh,
+/// docker, …, or tmux behind it) wrote to its standard error, and its exit
+/// status.
+fn closed_detail(closed: &tmux_control::Closed, speaker: &str) -> String {
     let mut s = if closed.stderr.is_empty() {
-        "ssh ended without a message".to_owned()
+        format!("{speaker} ended without a message")
     } else {
-        format!("ssh said: {}", closed.stderr)
+        format!("{speaker} said: {}", closed.stderr)
     };
     if let Some(reason) = closed.reason.as_ref().filter(|r| !r.is_empty()) {
         s.push_str("; tmux said: ");
@@ -551,6 +717,15 @@ fn closed_detail(closed: &tmux_control::Closed) -> String {
         s.push_str(&format!(" (exit status {code})"));
     }
     s
+}
+
+/// Words quoted for a shell and joined with spaces.
+fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// Finds the home pane; replaces its shell with the placeholder program the
@@ -878,11 +1053,145 @@ mod tests {
             "{}",
             b.describe()
         );
-        let args = Backend::ssh_args(&spec);
+        let HostKind::Ssh {
+            options,
+            destination,
+        } = &spec.kind
+        else {
+            panic!("{spec:?}")
+        };
+        let args = Backend::ssh_args(options, destination);
         assert_eq!(args.last().map(String::as_str), Some("me@box"));
         assert!(args.contains(&"ConnectTimeout=10".to_owned()));
         let local = Backend::new(&Config::default());
         assert_eq!(local.host(), "local");
         assert!(!local.is_remote());
+        let e = b.unreachable("ssh said: refused", Duration::from_secs(2));
+        let text = e.to_string();
+        assert!(
+            text.contains("cannot be reached over ssh: ssh said: refused"),
+            "{text}"
+        );
+        assert!(text.contains("BatchMode=yes"), "{text}");
+    }
+
+    /// A remote backend of `spec` on the socket `--socket-name work`.
+    fn remote(spec: &str, host_tmux: &str) -> Backend {
+        let config = Config {
+            socket: SocketChoice::Named("work".into()),
+            host_tmux: host_tmux.into(),
+            ..Config::default()
+        };
+        Backend::remote(&config, &HostSpec::parse(spec).unwrap())
+    }
+
+    #[test]
+    fn container_hosts_attach_through_exec_it() {
+        let b = remote("web=docker:web-1", "tmux");
+        assert_eq!(
+            b.attach_command("a b"),
+            "docker exec -it web-1 tmux -L work attach -t 'a b'"
+        );
+        assert_eq!(b.attach_prefix(), "docker exec -it web-1 tmux -L work");
+        assert_eq!(b.describe(), "host web: docker exec -i web-1 tmux -L work");
+        let server = b.server().unwrap();
+        assert_eq!(server.describe(), "docker exec -i web-1 tmux -L work");
+        let b = remote("pm=podman:box", "/opt/tmux");
+        assert_eq!(
+            b.attach_command("x"),
+            "podman exec -it box /opt/tmux -L work attach -t x"
+        );
+        assert_eq!(
+            b.server().unwrap().describe(),
+            "podman exec -i box /opt/tmux -L work"
+        );
+        // The error says how the host is reached and what to check.
+        let text = b
+            .unreachable(
+                "podman said: Error: no container with name or ID \"box\"",
+                Duration::from_secs(1),
+            )
+            .to_string();
+        assert!(
+            text.contains("host_unreachable: host pm cannot be reached through podman exec: podman said: Error: no container"),
+            "{text}"
+        );
+        assert!(text.contains("`podman exec -i box /opt/tmux -V`"), "{text}");
+        assert!(!text.contains("BatchMode"), "{text}");
+        assert!(text.contains("after 1 s"), "{text}");
+    }
+
+    #[test]
+    fn kubectl_hosts_attach_through_exec_it() {
+        let b = remote("k=kubectl:prod/web-0:app", "tmux");
+        assert_eq!(
+            b.attach_command("build"),
+            "kubectl exec -it -n prod web-0 -c app -- tmux -L work attach -t build"
+        );
+        assert_eq!(
+            b.server().unwrap().describe(),
+            "kubectl exec -i -n prod web-0 -c app -- tmux -L work"
+        );
+        assert_eq!(
+            b.describe(),
+            "host k: kubectl exec -i -n prod web-0 -c app -- tmux -L work"
+        );
+        let text = b
+            .unreachable("kubectl said: x", Duration::from_secs(4))
+            .to_string();
+        assert!(
+            text.contains("through kubectl exec: kubectl said: x"),
+            "{text}"
+        );
+        assert!(
+            text.contains("`kubectl exec -i -n prod web-0 -c app -- tmux -V`"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn exec_hosts_run_their_command_as_tmux() {
+        let b = remote(r#"vm=exec:sh -c 'exec tmux "$@"' sh"#, "/ignored/tmux");
+        assert_eq!(
+            b.server().unwrap().describe(),
+            r#"sh -c exec tmux "$@" sh -L work"#
+        );
+        assert_eq!(
+            b.describe(),
+            r#"host vm: sh -c 'exec tmux "$@"' sh -L work"#
+        );
+        assert_eq!(
+            b.attach_command("s 1"),
+            r#"sh -c 'exec tmux "$@"' sh -L work attach -t 's 1'"#
+        );
+        let text = b
+            .unreachable("the exec: command said: boom", Duration::from_secs(1))
+            .to_string();
+        assert!(
+            text.contains(
+                "host vm cannot be reached through its exec: command: the exec: command said: boom"
+            ),
+            "{text}"
+        );
+        assert!(text.contains(r#"`sh -c 'exec tmux "$@"' sh -V`"#), "{text}");
+        assert!(
+            text.contains("-L work -u -C new-session -A -s tmux-mcp-control"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn closed_connections_name_who_spoke() {
+        let mut closed = tmux_control::Closed::default();
+        closed.stderr = "Error: No such container: nope".into();
+        closed.exit_status = Some(1);
+        assert_eq!(
+            closed_detail(&closed, "docker"),
+            "docker said: Error: No such container: nope (exit status 1)"
+        );
+        assert_eq!(
+            closed_detail(&tmux_control::Closed::default(), "the exec: command"),
+            "the exec: command ended without a message"
+        );
     }
 }

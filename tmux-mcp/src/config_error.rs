@@ -43,7 +43,7 @@ pub enum ConfigError {
     OutOfRange(String),
     /// A remote host that cannot be used.
     #[error(
-        "--host / TMUX_MCP_HOSTS / --hosts-file entry {spec:?}: {reason}; write NAME=SSH_TARGET, like box=me@box.example or box=-p 2222 me@box.example"
+        "--host / TMUX_MCP_HOSTS / --hosts-file entry {spec:?}: {reason}; write NAME=SSH_TARGET (box=me@box.example, box=-p 2222 me@box.example), NAME=docker:CONTAINER, NAME=podman:CONTAINER, NAME=kubectl:[NAMESPACE/]POD[:CONTAINER] or NAME=exec:COMMAND ARGS…"
     )]
     BadHost {
         /// The entry given.

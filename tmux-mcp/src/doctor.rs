@@ -3,9 +3,11 @@
 //!
 //! Each [`Check`] has a status (ok, warn, fail or skipped), a plain message,
 //! a fix hint and the facts it found. The doctor only looks: it runs
-//! `tmux -V` (which contacts no server) and `$SHELL --version`, reads file
-//! modes, and connects to the configured isolated server's socket to see
-//! whether a server listens there. It never starts a tmux server, never
+//! `tmux -V` (which contacts no server) and `$SHELL --version`, a remote
+//! host's `tmux -V` through ssh or the engine's `exec -i` (never an `exec:`
+//! host's command, which could do anything), reads file modes, and
+//! connects to the configured isolated server's socket to see whether a
+//! server listens there. It never starts a tmux server, never
 //! sends tmux a command, and never touches the user's default server.
 
 use std::io::Read as _;
@@ -16,8 +18,11 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use tmux_control::{ShellKind, Version};
 
-use crate::config::{Cli, Config, DEFAULT_SOCKET_NAME, DoctorArgs, SocketChoice};
+use crate::config::{
+    Cli, Config, DEFAULT_SOCKET_NAME, DoctorArgs, HostKind, HostSpec, SocketChoice,
+};
 use crate::guard;
+use crate::text::shell_quote;
 
 /// How long `tmux -V` or `$SHELL --version` may take. A true timer: a
 /// deadline, so that a program that never exits cannot hang the doctor.
@@ -263,22 +268,40 @@ fn version_output(program: &Path, flag: &str) -> Result<String, String> {
     command_output(program, &[flag.to_owned()], flag)
 }
 
+/// The most characters of a failed command's standard error quoted in a
+/// check.
+const STDERR_QUOTED: usize = 400;
+
 /// What `program ARGS` printed, within [`VERSION_DEADLINE`]; `what` names
-/// it in errors.
+/// it in errors, which quote the last line of its standard error (`Error:
+/// No such container: web`, ssh's `Permission denied (publickey)`).
 fn command_output(program: &Path, args: &[String], what: &str) -> Result<String, String> {
     // `tmux -V` prints the version and exits; it contacts no server.
     let mut child = std::process::Command::new(program)
         .args(args)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| format!("cannot run it: {e}"))?;
-    let Some(mut stdout) = child.stdout.take() else {
+    let (Some(mut stdout), Some(mut stderr)) = (child.stdout.take(), child.stderr.take()) else {
         let _ = child.kill();
         let _ = child.wait();
         return Err("cannot read its output".into());
     };
+    // Read on a thread of its own, so that a full stderr pipe never
+    // blocks the program; it ends when the program (or its kill) closes it.
+    let errors = std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = stderr.read_to_end(&mut bytes);
+        let text = String::from_utf8_lossy(&bytes);
+        let last = text.lines().map(str::trim).rfind(|l| !l.is_empty());
+        let last = last.unwrap_or_default();
+        match last.char_indices().nth(STDERR_QUOTED) {
+            Some((at, _)) => format!("{}…", &last[..at]),
+            None => last.to_owned(),
+        }
+    });
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let mut text = String::new();
@@ -299,10 +322,12 @@ fn command_output(program: &Path, args: &[String], what: &str) -> Result<String,
         }
     };
     let status = child.wait();
+    let said = errors.join().unwrap_or_default();
     let text = result?;
     match status {
         Ok(s) if s.success() => Ok(text),
-        Ok(s) => Err(format!("`{what}` failed ({s})")),
+        Ok(s) if said.is_empty() => Err(format!("`{what}` failed ({s})")),
+        Ok(s) => Err(format!("`{what}` failed ({s}): {said}")),
         Err(e) => Err(format!("cannot wait for it: {e}")),
     }
 }
@@ -804,61 +829,163 @@ fn token_check(path: Option<&Path>) -> Check {
     }
 }
 
-/// One check per configured ssh host (`--host`): ssh reaches it without a
-/// prompt and the remote tmux answers `-V`. Runs `ssh -T -o BatchMode=yes`
-/// with the host's own options; starts no tmux server there.
+/// One check per configured host (`--host`), by its kind; none starts a
+/// tmux server there:
+///
+/// - ssh: ssh reaches it without a prompt and the remote tmux answers
+///   `-V` (`ssh -T -o BatchMode=yes -o ConnectTimeout=4 OPTIONS
+///   DESTINATION tmux -V`);
+/// - docker, podman, kubectl: the engine is on `PATH` and the container's
+///   tmux answers `-V` (`docker exec -i CONTAINER tmux -V`,
+///   `kubectl exec -i … POD … -- tmux -V`);
+/// - exec: the command's program is on `PATH`; the command itself is not
+///   run (it could do anything), the check says what tmux-mcp would run.
 fn host_checks(config: Option<&Config>) -> Vec<Check> {
-    let hosts = config.map(|c| c.hosts.as_slice()).unwrap_or_default();
-    if hosts.is_empty() {
+    let Some(config) = config.filter(|c| !c.hosts.is_empty()) else {
         return vec![Check::new(
             "hosts",
             Status::Skipped,
-            "no ssh hosts configured",
+            "no remote hosts configured",
         )];
-    }
-    let Some(ssh) = find_program("ssh") else {
-        return vec![
-            Check::new(
-                "hosts",
-                Status::Fail,
-                format!(
-                    "{} ssh host(s) configured, but ssh is not on PATH",
-                    hosts.len()
-                ),
-            )
-            .hint("Install the OpenSSH client"),
-        ];
     };
-    let remote_tmux = config.map_or("tmux", |c| c.host_tmux.as_str());
-    hosts
+    // A remote host's server is on the local socket name (else tmux-mcp's).
+    let socket = match &config.socket {
+        SocketChoice::Named(name) => name.clone(),
+        SocketChoice::Path(_) | SocketChoice::Default => DEFAULT_SOCKET_NAME.to_owned(),
+    };
+    config
+        .hosts
         .iter()
         .map(|host| {
-            let mut args: Vec<String> = ["-T", "-o", "BatchMode=yes", "-o", "ConnectTimeout=4"]
-                .into_iter()
-                .map(str::to_owned)
-                .collect();
-            args.extend(host.ssh_args());
-            args.push(remote_tmux.to_owned());
-            args.push("-V".to_owned());
-            let check = match command_output(&ssh, &args, "ssh") {
-                Ok(out) => Check::new(
-                    "host",
-                    Status::Ok,
-                    format!("{}: reachable over ssh, {}", host.name, out.trim()),
-                )
-                .fact("tmux_version", Value::String(out.trim().to_owned())),
-                Err(why) => Check::new(
-                    "host",
-                    Status::Fail,
-                    format!("{}: not reachable as `ssh {}` with `{remote_tmux} -V`: {why}", host.name, host.ssh_args().join(" ")),
-                )
-                .hint("Check that `ssh -o BatchMode=yes TARGET tmux -V` works without a prompt (a key or agent, a known host key) and that tmux is installed there"),
-            };
-            check
+            host_check(host, &config.host_tmux, &socket)
                 .fact("host", Value::String(host.name.clone()))
-                .fact("destination", Value::String(host.destination.clone()))
+                .fact("kind", Value::String(host.kind_name().to_owned()))
+                .fact("target", Value::String(host.target()))
         })
         .collect()
+}
+
+/// The check of one host (see [`host_checks`]).
+fn host_check(host: &HostSpec, remote_tmux: &str, socket: &str) -> Check {
+    let name = &host.name;
+    let quoted = |words: &[String]| {
+        words
+            .iter()
+            .map(|w| shell_quote(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let (words, hint) = match &host.kind {
+        HostKind::Ssh {
+            options,
+            destination,
+        } => {
+            let mut words: Vec<String> = [
+                "ssh",
+                "-T",
+                "-o",
+                "BatchMode=yes",
+                "-o",
+                "ConnectTimeout=4",
+            ]
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+            words.extend(options.iter().cloned());
+            words.push(destination.clone());
+            words.extend([remote_tmux.to_owned(), "-V".to_owned()]);
+            let hint = "Check that `ssh -o BatchMode=yes TARGET tmux -V` works without a prompt (a key or agent, a known host key) and that tmux is installed there".to_owned();
+            let check = run_host_check(name, &words, "reachable over ssh", hint, "Install the OpenSSH client");
+            return check.fact("destination", Value::String(destination.clone()));
+        }
+        HostKind::Exec { argv } => {
+            let mut words = argv.clone();
+            words.extend(["-L", socket, "-u", "-C", "new-session", "-A", "-s", crate::backend::HOME_SESSION].map(str::to_owned));
+            let program = argv.first().map_or("", String::as_str);
+            return match find_program(program) {
+                Some(path) => Check::new(
+                    "host",
+                    Status::Ok,
+                    format!(
+                        "{name}: an exec: host; tmux-mcp runs `{} …`, which must hand its arguments on to tmux (the doctor does not run it: it could do anything; {program} is {})",
+                        quoted(&words),
+                        path.display()
+                    ),
+                ),
+                None => Check::new(
+                    "host",
+                    Status::Fail,
+                    format!("{name}: the exec: command's program {program:?} is not on PATH"),
+                )
+                .hint("Install it, or name it by its path in the exec: command"),
+            };
+        }
+        HostKind::Container { engine, container } => {
+            let program = engine.program();
+            (
+                host.tmux_command(remote_tmux, false),
+                format!(
+                    "Check that the container {container} is running (`{program} ps`) and has tmux (on its PATH, or named by --host-tmux)"
+                ),
+            )
+        }
+        HostKind::Kubectl { .. } => (
+            host.tmux_command(remote_tmux, false),
+            "Check that the pod is running in kubectl's current context (`kubectl get pods`) and that its container has tmux (on its PATH, or named by --host-tmux)".to_owned(),
+        ),
+    };
+    let mut words = words.unwrap_or_default();
+    words.push("-V".to_owned());
+    let program = host.kind_name();
+    run_host_check(
+        name,
+        &words,
+        &format!("reachable through {program} exec"),
+        hint,
+        &format!("Install {program}, or use an exec: host that names it by its path"),
+    )
+}
+
+/// Runs `words` (a host's `tmux -V`, through ssh or an engine's exec) for
+/// host `name`: ok with the version it printed, or failed with `hint`
+/// (`install` when the program is not on `PATH`).
+fn run_host_check(
+    name: &str,
+    words: &[String],
+    reached: &str,
+    hint: String,
+    install: &str,
+) -> Check {
+    let quoted = words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let Some((program, args)) = words.split_first() else {
+        return Check::new("host", Status::Fail, format!("{name}: nothing to run"));
+    };
+    let Some(path) = find_program(program) else {
+        return Check::new(
+            "host",
+            Status::Fail,
+            format!("{name}: {program} is not on PATH (to run `{quoted}`)"),
+        )
+        .hint(install);
+    };
+    match command_output(&path, args, program) {
+        Ok(out) => Check::new(
+            "host",
+            Status::Ok,
+            format!("{name}: {reached}, {}", out.trim()),
+        )
+        .fact("tmux_version", Value::String(out.trim().to_owned())),
+        Err(why) => Check::new(
+            "host",
+            Status::Fail,
+            format!("{name}: not reachable as `{quoted}`: {why}"),
+        )
+        .hint(hint),
+    }
 }
 
 #[cfg(test)]
@@ -890,6 +1017,57 @@ mod tests {
         let c = tmux_check("/nonexistent/tmux");
         assert_eq!(c.status, Status::Fail);
         assert!(c.hint.unwrap().contains("--tmux"));
+    }
+
+    #[test]
+    fn host_checks_follow_the_kind() {
+        let config = |specs: &[&str]| Config {
+            hosts: specs.iter().map(|s| HostSpec::parse(s).unwrap()).collect(),
+            socket: SocketChoice::Named("work".into()),
+            ..Config::default()
+        };
+        let [c] = &host_checks(Some(&config(&[])))[..] else {
+            panic!()
+        };
+        assert_eq!((c.name, c.status), ("hosts", Status::Skipped));
+        let checks = host_checks(Some(&config(&[
+            r#"vm=exec:sh -c 'exec tmux "$@"' sh"#,
+            "nope=exec:/nonexistent/tmux-wrapper -x",
+        ])));
+        let [vm, nope] = &checks[..] else {
+            panic!("{checks:?}")
+        };
+        assert_eq!(vm.status, Status::Ok, "{vm:?}");
+        assert!(
+            vm.message.contains(
+                r#"tmux-mcp runs `sh -c 'exec tmux "$@"' sh -L work -u -C new-session -A -s tmux-mcp-control …`"#
+            ),
+            "{}",
+            vm.message
+        );
+        assert!(vm.message.contains("does not run it"), "{}", vm.message);
+        assert_eq!(vm.facts["kind"], "exec");
+        assert_eq!(nope.status, Status::Fail);
+        assert!(nope.message.contains("not on PATH"), "{}", nope.message);
+        assert!(nope.hint.as_ref().unwrap().contains("by its path"));
+        assert_eq!(nope.facts["host"], "nope");
+        assert_eq!(nope.facts["target"], "/nonexistent/tmux-wrapper -x");
+    }
+
+    #[test]
+    fn a_failed_command_is_quoted() {
+        let sh = find_program("sh").unwrap();
+        let args = [
+            "-c".to_owned(),
+            "echo out; echo 'W1 warning' >&2; echo 'Error: No such container: x' >&2; echo >&2; exit 1".to_owned(),
+        ];
+        let e = command_output(&sh, &args, "docker").unwrap_err();
+        assert!(
+            e.ends_with("`docker` failed (exit status: 1): Error: No such container: x"),
+            "{e}"
+        );
+        let args = ["-c".to_owned(), "echo fine".to_owned()];
+        assert_eq!(command_output(&sh, &args, "sh").unwrap(), "fine\n");
     }
 
     #[test]

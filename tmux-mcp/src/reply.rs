@@ -74,12 +74,13 @@ impl ToolError {
         }
     }
 
-    /// Remote host `host` cannot be reached, or its connection was lost:
-    /// `why` says what ssh said.
-    pub fn host_unreachable(host: &str, why: &str, next: impl Into<String>) -> Self {
+    /// Remote host `host`, reached `how` (`over ssh`, `through docker
+    /// exec`), cannot be reached, or its connection was lost: `why` says
+    /// what ssh, the engine or the command said.
+    pub fn host_unreachable(host: &str, how: &str, why: &str, next: impl Into<String>) -> Self {
         Self {
             what: format!("Reaching host {host}"),
-            why: format!("{HOST_UNREACHABLE}: host {host} cannot be reached over ssh: {why}"),
+            why: format!("{HOST_UNREACHABLE}: host {host} cannot be reached {how}: {why}"),
             next: next.into(),
             kind: Some((HOST_UNREACHABLE, host.to_owned())),
         }

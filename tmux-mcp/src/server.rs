@@ -201,7 +201,7 @@ impl TmuxMcp {
                         "there is no host of that name".to_owned()
                     },
                     format!(
-                        "Use one of: {} (or leave host out for local); hosts are added with --host NAME=SSH_TARGET",
+                        "Use one of: {} (or leave host out for local); hosts are added with --host NAME=TARGET",
                         known.join(", ")
                     ),
                 )
@@ -341,7 +341,7 @@ fn hosts_sentence(config: &Config) -> String {
     }
     let names: Vec<&str> = config.hosts.iter().map(|h| h.name.as_str()).collect();
     format!(
-        " Remote hosts, reached over ssh: {}. Every tool takes host (one of those names; left out, the local machine); ids and names are per host, and list_terminals shows each host's terminals under hosts. A call on a host that cannot be reached fails with host_unreachable.",
+        " Remote hosts (over ssh, in containers or pods, or through a command): {}. Every tool takes host (one of those names; left out, the local machine); ids and names are per host, and list_terminals shows each host's terminals under hosts. A call on a host that cannot be reached fails with host_unreachable.",
         names.join(", ")
     )
 }
@@ -590,7 +590,7 @@ fn add_host_argument(schema: &mut serde_json::Map<String, serde_json::Value>, ho
             serde_json::json!({
                 "type": "string",
                 "description": format!(
-                    "The machine whose tmux server to act on: {LOCAL_HOST} (the default, also when left out) or a remote host reached over ssh: {}. Ids (%3, @2, $1) and names are per host.",
+                    "The machine whose tmux server to act on: {LOCAL_HOST} (the default, also when left out) or a configured remote host: {}. Ids (%3, @2, $1) and names are per host.",
                     hosts.join(", ")
                 ),
             }),
@@ -757,12 +757,9 @@ mod tests {
         };
         let server = with_hosts(&["box=me@box"]);
         assert!(has_host(&server));
-        assert!(
-            server
-                .inner
-                .instructions
-                .contains("Remote hosts, reached over ssh: box.")
-        );
+        assert!(server.inner.instructions.contains(
+            "Remote hosts (over ssh, in containers or pods, or through a command): box."
+        ));
         assert!(!with_hosts(&[]).tool_router.list_all().iter().any(|t| {
             t.input_schema
                 .get("properties")

@@ -3,18 +3,29 @@
 //! such shell stands, read from its marks.
 //!
 //! A new terminal without a command whose shell is bash, zsh or fish is
-//! started with the hooks and a fresh nonce. The pane's user option
-//! `@tmux-mcp-shell` holds `KIND NONCE`, so a restarted tmux-mcp finds its
-//! integrated shells again. The state of each shell is a
-//! [`ShellTracker`] fed from the pane's log on demand (no task, no timer):
-//! whoever asks brings it up to date first.
+//! started with the hooks and a fresh nonce. On tmux-mcp's own servers the
+//! `default-command` ([`Shells::prepare`]) does the same for every pane
+//! opened without a command, by anyone. The pane's user option
+//! `@tmux-mcp-shell` holds `KIND NONCE` (written by tmux-mcp, or by the
+//! launcher of the default-command), so a restarted tmux-mcp finds its
+//! integrated shells again. Local shells read the hooks from files in the
+//! state directory; remote ones through the remote tmux server.
+//!
+//! Panes whose shell runs `run`'s wrapped form are here too: where the
+//! last wrapped run ended and how the shell's prompt ends, so that the next
+//! run waits for the prompt only when it has not come yet.
+//!
+//! The state of each integrated shell is a [`ShellTracker`] fed from the
+//! pane's log on demand (no task, no timer): whoever asks brings it up to
+//! date first.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::time::Duration;
 
 use crate::regions::{Region, Regions};
-use tmux_control::command::{Key, OptionScope, SendKeys, SetOption, ShowOption};
+use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption, ShowOption};
 use tmux_control::{
     FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent, ShellIntegration,
     ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
@@ -22,6 +33,34 @@ use tmux_control::{
 
 /// The pane option that marks an integrated shell.
 const OPTION: &str = "@tmux-mcp-shell";
+
+/// The last line of `bytes` as plain text (escape sequences removed), from
+/// the last line feed or carriage return.
+fn last_line(bytes: &[u8]) -> String {
+    let mut plain = Vec::new();
+    tmux_control::PlainText::new().feed(bytes, &mut plain);
+    let text = String::from_utf8_lossy(&plain);
+    text.rsplit(['\n', '\r']).next().unwrap_or("").to_owned()
+}
+
+/// How a prompt line ends: its last visible character and the blanks
+/// after it (`"$ "` of `"me@box:~$ "`), which stay the same when the
+/// directory or the time in it changes.
+fn prompt_ending(line: &str) -> Option<String> {
+    let trimmed = line.trim_end();
+    let last = trimmed.chars().last()?;
+    Some(format!("{last}{}", &line[trimmed.len()..]))
+}
+
+/// Whether a server's `default-command` is one [`Shells::prepare`] set (of
+/// this version or an earlier one).
+fn is_ours(command: &str) -> bool {
+    command.starts_with(LAUNCHER) && command.contains(OPTION)
+}
+
+/// How the `default-command` of [`ShellIntegration::default_command`]
+/// starts.
+const LAUNCHER: &str = "exec /bin/sh -c ";
 
 /// One integrated shell.
 #[derive(Debug, Clone)]
@@ -71,34 +110,166 @@ impl ShellSlot {
     }
 }
 
+/// The longest `run` waits, before typing its wrapped form, for the
+/// prompt after the pane's last wrapped run to be drawn (a true timer: a
+/// deadline, for a prompt whose end changed since it was learned).
+const WRAPPED_PROMPT: Duration = Duration::from_millis(250);
+
+/// A pane `run` typed its wrapped form into: where the last such run's end
+/// mark was, while the prompt after it has not been seen, and how the
+/// shell's prompt ends.
+#[derive(Debug, Default)]
+struct Wrapped {
+    /// Just after the last wrapped run's end mark.
+    ended: Option<u64>,
+    /// The last visible character of the prompt and the blanks after it
+    /// (`"$ "`), learned from the prompts seen before.
+    prompt_end: Option<String>,
+}
+
 /// The integrated shells of one connection.
 pub(crate) struct Shells {
     hooks: Option<ShellIntegration>,
     slots: Mutex<HashMap<PaneId, ShellSlot>>,
+    wrapped: Mutex<HashMap<PaneId, Wrapped>>,
+    /// Set once [`Shells::prepare`] made the server's `default-command`
+    /// integrate and announce every new pane's shell.
+    announcing: std::sync::atomic::AtomicBool,
     /// Every pane's command lines (integrated shells' from their marks,
     /// others' from `run`).
     pub(crate) regions: std::sync::Arc<Regions>,
 }
 
 impl Shells {
-    /// Installs the hooks into `dir` when `enabled`; without them (or if
-    /// they cannot be written) new shells run as they are.
-    pub(crate) fn new(enabled: bool, dir: PathBuf) -> Self {
-        let hooks = if enabled {
-            match ShellIntegration::install(&dir) {
+    /// Shell integration when `enabled`: for a local server, the hooks are
+    /// written into `dir`; for a remote one (`remote_tmux`: the tmux program
+    /// there), they are read through tmux ([`Shells::prepare`] publishes
+    /// them), since no local path is valid there. Without them (or if they
+    /// cannot be written) new shells run as they are.
+    pub(crate) fn new(enabled: bool, dir: PathBuf, remote_tmux: Option<&str>) -> Self {
+        let hooks = match (enabled, remote_tmux) {
+            (false, _) => None,
+            (true, Some(program)) => Some(ShellIntegration::through_tmux(program)),
+            (true, None) => match ShellIntegration::install(&dir) {
                 Ok(hooks) => Some(hooks),
                 Err(e) => {
                     tracing::warn!(dir = %dir.display(), error = %e, "cannot write the shell integration hooks; shells run without them");
                     None
                 }
-            }
-        } else {
-            None
+            },
         };
         Self {
             hooks,
             slots: Mutex::new(HashMap::new()),
+            wrapped: Mutex::new(HashMap::new()),
+            announcing: std::sync::atomic::AtomicBool::new(false),
             regions: std::sync::Arc::default(),
+        }
+    }
+
+    /// The `default-command` that integrates every new pane's shell, with
+    /// these hooks.
+    fn default_command(&self) -> Option<String> {
+        self.hooks.as_ref()?.default_command(OPTION).ok()
+    }
+
+    /// Readies a new connection's server: publishes hooks that are read
+    /// through tmux, and on a server of tmux-mcp's own (`own`) makes every
+    /// pane opened without a command, by anyone (`tmux new-window`, a
+    /// split), start an integrated shell that announces itself in the
+    /// pane's option. A `default-command` someone else set is left alone.
+    pub(crate) async fn prepare(&self, tmux: &Tmux, own: bool) {
+        let Some(hooks) = &self.hooks else {
+            return;
+        };
+        if hooks.dir().is_none()
+            && let Err(e) = hooks.publish(tmux).await
+        {
+            tracing::warn!(error = %e, "cannot publish the shell integration hooks to the server");
+            return;
+        }
+        let Some(ours) = self.default_command().filter(|_| own) else {
+            return;
+        };
+        match tmux.default_command().await {
+            Ok(None) => {}
+            Ok(Some(theirs)) if is_ours(&theirs) => {}
+            Ok(Some(_)) | Err(_) => return,
+        }
+        match tmux
+            .run(SetOption::new(OptionScope::Session, "default-command", ours).global())
+            .await
+        {
+            Ok(_) => self
+                .announcing
+                .store(true, std::sync::atomic::Ordering::Relaxed),
+            Err(e) => tracing::debug!(error = %e, "cannot set the server's default-command"),
+        }
+    }
+
+    /// For a pane just opened without a command (by anyone) on a server
+    /// whose `default-command` [`Shells::prepare`] set: if its shell has not
+    /// announced itself yet (it does so before it prints anything, so a
+    /// pane that printed nothing is still starting it), waits for the
+    /// pane's first output, at most `limit` (a true timer: a deadline), and
+    /// records the shell as one that starts now, so that `run` waits for
+    /// its first prompt. One round trip when the pane is not such a pane.
+    pub(crate) async fn await_announcement(
+        &self,
+        tmux: &Tmux,
+        po: &PaneOutput,
+        limit: std::time::Duration,
+    ) {
+        let pane = po.pane();
+        if !self.announcing.load(std::sync::atomic::Ordering::Relaxed)
+            || self.slots().contains_key(&pane)
+        {
+            return;
+        }
+        // The start command last: it may hold commas (tmux shows it quoted,
+        // and as the default-command for a pane opened without one).
+        let format = format!(
+            "#{{cursor_x}},#{{cursor_y}},#{{history_size}},#{{{OPTION}}},#{{pane_start_command}}"
+        );
+        let young = |reply: &[u8]| {
+            let text = String::from_utf8_lossy(reply);
+            let fields: Vec<&str> = text.trim_end().splitn(5, ',').collect();
+            match fields[..] {
+                ["0", "0", "0", "", start] => {
+                    start.is_empty() || (start.contains(LAUNCHER) && start.contains(OPTION))
+                }
+                _ => false,
+            }
+        };
+        let Ok(reply) = tmux
+            .run(DisplayMessage::format(format.as_str()).target(pane))
+            .await
+        else {
+            return;
+        };
+        if !young(&reply) {
+            return;
+        }
+        let mut stream = po.stream_from(po.start_offset());
+        let _ = tokio::time::timeout(limit, stream.next()).await;
+        let value = tmux
+            .run(ShowOption::new(OptionScope::Pane, OPTION).target(pane))
+            .await
+            .ok()
+            .flatten();
+        let Some(text) = value.as_ref().and_then(|v| v.as_str()) else {
+            return;
+        };
+        if let Some((kind, nonce)) = text.trim().split_once(' ')
+            && let Some(kind) = ShellKind::of(kind)
+        {
+            let slot = ShellSlot {
+                kind,
+                tracker: ShellTracker::new(nonce, po.start_offset()),
+                last: None,
+                recovered: false,
+            };
+            self.slots().entry(pane).or_insert(slot);
         }
     }
 
@@ -107,10 +278,16 @@ impl Shells {
     }
 
     /// How to start the server's default shell with the hooks, when it is
-    /// one that has them and no `default-command` replaces it.
+    /// one that has them and no `default-command` replaces it (other than
+    /// the one [`Shells::prepare`] set).
     pub(crate) async fn launch(&self, tmux: &Tmux) -> Option<(ShellKind, String, Launch)> {
         let hooks = self.hooks.as_ref()?;
-        if tmux.default_command().await.ok()?.is_some() {
+        if tmux
+            .default_command()
+            .await
+            .ok()?
+            .is_some_and(|command| !is_ours(&command))
+        {
             return None;
         }
         let shell = tmux.default_shell().await.ok()?;
@@ -243,10 +420,72 @@ impl Shells {
         Some(slot)
     }
 
+    fn wrapped(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, Wrapped>> {
+        self.wrapped.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Notes that a wrapped run in `pane` ended with the end mark just
+    /// before `end`: its shell prints its prompt next.
+    pub(crate) fn wrapped_ended(&self, pane: PaneId, end: u64) {
+        self.wrapped().entry(pane).or_default().ended = Some(end);
+    }
+
+    /// Before `run` types its wrapped form into `po`'s pane: if the last
+    /// wrapped run there ended and its prompt has not been seen, waits for
+    /// it in the pane's output (the bytes after the end mark ending the way
+    /// the shell's prompts end, or, with none learned yet, the first bytes
+    /// after it), at most [`WRAPPED_PROMPT`]. Text typed before the prompt
+    /// would be echoed by the terminal ahead of it and read by a line
+    /// editor that has not started. Nothing waits when the prompt is in
+    /// already, as it is once the reply went back to the client and a new
+    /// call came.
+    pub(crate) async fn wrapped_prompt(&self, po: &PaneOutput) {
+        let (ended, prompt_end) = {
+            let mut wrapped = self.wrapped();
+            let Some(w) = wrapped.get_mut(&po.pane()) else {
+                return;
+            };
+            let Some(ended) = w.ended.take() else {
+                return;
+            };
+            (ended, w.prompt_end.clone())
+        };
+        let mut seen = Vec::new();
+        let drawn = |seen: &[u8]| {
+            !seen.is_empty()
+                && prompt_end
+                    .as_deref()
+                    .is_none_or(|end| last_line(seen).ends_with(end))
+        };
+        let mut stream = po.stream_from(ended);
+        let follow = async {
+            while let Some(chunk) = stream.next().await {
+                match chunk {
+                    PaneChunk::Output { data, .. } => {
+                        seen.extend_from_slice(&data);
+                        if drawn(&seen) {
+                            return;
+                        }
+                    }
+                    // Output was lost or the pane ended: nothing to wait for.
+                    PaneChunk::Missed { .. } => return,
+                    _ => {}
+                }
+            }
+        };
+        let _ = tokio::time::timeout(WRAPPED_PROMPT, follow).await;
+        if let Some(end) = prompt_ending(&last_line(&seen))
+            && let Some(w) = self.wrapped().get_mut(&po.pane())
+        {
+            w.prompt_end = Some(end);
+        }
+    }
+
     /// Forgets a pane whose program was replaced (respawned), here and in
     /// the pane's option.
     pub(crate) async fn forget(&self, tmux: &Tmux, pane: PaneId) {
         self.slots().remove(&pane);
+        self.wrapped().remove(&pane);
         self.regions.forget(pane);
         let _ = tmux
             .run(SetOption::unset(OptionScope::Pane, OPTION).target(pane))

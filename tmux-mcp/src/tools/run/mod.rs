@@ -143,7 +143,7 @@ impl TmuxMcp {
         conn: &Conn,
         target: &str,
         command: &str,
-        (force, integrate): (bool, bool),
+        (force, integrate): (bool, Option<bool>),
         limit: Duration,
     ) -> Result<Started, ToolError> {
         let r = conn.resolve(target).await?;
@@ -190,7 +190,15 @@ impl TmuxMcp {
             row = conn.pane_row(r.pane).await?;
         }
         let busy = self.busy(conn, &po, r.pane).await;
+        conn.shells
+            .await_announcement(&conn.tmux, &po, STARTING)
+            .await;
         let mut shell = conn.shells.get(&conn.tmux, &po).await;
+        // Asked for in this call (refused where it cannot be done), or by
+        // the server's --integrate-existing (where it can be).
+        let asked = integrate == Some(true);
+        let integrate = integrate.unwrap_or(self.inner.config.integrate_existing)
+            && (asked || ShellKind::of(&row.current_command).is_some());
         if integrate && busy.is_none() && shell.is_none() && !row.alternate_on {
             let Some(kind) = ShellKind::of(&row.current_command) else {
                 return Err(ToolError::new(
@@ -323,6 +331,9 @@ impl TmuxMcp {
             Some(_) => conn.shells.get(&conn.tmux, &po).await,
             None => None,
         };
+        if shell.is_none() {
+            conn.shells.wrapped_prompt(&po).await;
+        }
         let run_id = shell_nonce();
         let (line, tracker) = match &shell {
             Some(slot) => (command.to_owned(), slot.tracker.clone()),
@@ -568,12 +579,10 @@ impl TmuxMcp {
         let (finished, out_end) = match &end {
             End::Finished(f) => {
                 if state.shell.is_none() {
-                    // The wrapped form has no mark for the next prompt: let
-                    // the shell print it, so that whatever is typed next
-                    // does not race with it.
-                    let _ = po
-                        .wait_idle(Duration::from_millis(30), Duration::from_millis(300))
-                        .await;
+                    // The wrapped form has no mark for the next prompt: the
+                    // next run waits for it (in the output after this end)
+                    // only if it comes before the prompt does.
+                    conn.shells.wrapped_ended(state.pane, f.end);
                 } else {
                     result.pipestatus = Some(f.pipestatus.clone());
                     result.cwd = tracker.directory().map(|d| d.display().to_string());

@@ -28,9 +28,9 @@ pub struct RunArgs {
     /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
     #[serde(default)]
     pub force: bool,
-    /// Load shell integration into the pane's shell first, if it is bash, zsh or fish running without it (a terminal created with a command, or by someone else). The line that loads it is typed once and stays on the screen.
+    /// Load shell integration into the pane's shell first, if it is bash, zsh or fish running without it (a terminal created with a command, or by someone else). The line that loads it is typed once and stays on the screen. Default: the server's --integrate-existing (off unless set); false never loads it.
     #[serde(default)]
-    pub integrate: bool,
+    pub integrate: Option<bool>,
 }
 
 /// How a run ended (so far).
