@@ -112,6 +112,22 @@ async def test_a_pane_a_person_opens_on_the_server_is_integrated(tmux_mcp: TmuxM
             assert (done["mode"], done["output"]) == ("integrated", "rc=yes\n"), done
 
 
+async def test_a_person_s_pane_with_a_slow_bashrc_is_known_to_be_starting(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            await call(session, "create_terminal", name="agent")
+            # A start-up file that takes seconds (pyenv, nvm, conda, a lock).
+            (tmux_mcp.home / ".bashrc").write_text("sleep 4\n")
+            pane = tmux(tmux_mcp, "new-window", "-d", "-P", "-F", "#{pane_id}")
+            early = await call(session, "run", target=pane, command="echo typed-early", timeout_secs=1)
+            assert (early["status"], early["mode"]) == ("shell_starting", "integrated"), early
+            done = await call(session, "run", target=pane, command="false | true", timeout_secs=30)
+            assert (done["status"], done["exit_status"], done["pipestatus"]) == ("completed", 0, [1, 0]), done
+            # Nothing was typed ahead into the starting shell.
+            screen = (await call(session, "capture_screen", target=pane))["text"]
+            assert "typed-early" not in screen, screen
+
+
 async def test_integrate_existing_loads_the_hooks_into_a_premade_bash(tmux_mcp: TmuxMcp) -> None:
     pane = tmux(
         tmux_mcp,

@@ -10,6 +10,10 @@
 //! When it cannot be made, calls are answered with a `host_unreachable`
 //! error at once until a backoff deadline passes; then the next call tries
 //! again.
+//!
+//! (Over 600 lines with its unit tests, which are the last 215: the
+//! connection, its home session and per-host reach belong together, and
+//! issue 23 splits the per-pane state out of it.)
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,7 +34,7 @@ use crate::journal::Journals;
 use crate::reply::ToolError;
 use crate::runs::RunState;
 use crate::shell::Shells;
-use crate::text::shell_quote;
+use crate::text::{shell_quote, shell_words};
 
 /// The session the control connection attaches to. It holds one window
 /// running a placeholder that never exits, so the connection survives
@@ -717,15 +721,6 @@ fn closed_detail(closed: &tmux_control::Closed, speaker: &str) -> String {
         s.push_str(&format!(" (exit status {code})"));
     }
     s
-}
-
-/// Words quoted for a shell and joined with spaces.
-fn shell_words(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| shell_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 /// Finds the home pane; replaces its shell with the placeholder program the

@@ -9,6 +9,9 @@
 //! connects to the configured isolated server's socket to see whether a
 //! server listens there. It never starts a tmux server, never
 //! sends tmux a command, and never touches the user's default server.
+//!
+//! (Over 600 lines with its unit tests, which are the last 90: one check per
+//! part of the set-up, each with its advice.)
 
 use std::io::Read as _;
 use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _, PermissionsExt as _};
@@ -22,7 +25,7 @@ use crate::config::{
     Cli, Config, DEFAULT_SOCKET_NAME, DoctorArgs, HostKind, HostSpec, SocketChoice,
 };
 use crate::guard;
-use crate::text::shell_quote;
+use crate::text::shell_words;
 
 /// How long `tmux -V` or `$SHELL --version` may take. A true timer: a
 /// deadline, so that a program that never exits cannot hang the doctor.
@@ -868,13 +871,6 @@ fn host_checks(config: Option<&Config>) -> Vec<Check> {
 /// The check of one host (see [`host_checks`]).
 fn host_check(host: &HostSpec, remote_tmux: &str, socket: &str) -> Check {
     let name = &host.name;
-    let quoted = |words: &[String]| {
-        words
-            .iter()
-            .map(|w| shell_quote(w))
-            .collect::<Vec<_>>()
-            .join(" ")
-    };
     let (words, hint) = match &host.kind {
         HostKind::Ssh {
             options,
@@ -908,7 +904,7 @@ fn host_check(host: &HostSpec, remote_tmux: &str, socket: &str) -> Check {
                     Status::Ok,
                     format!(
                         "{name}: an exec: host; tmux-mcp runs `{} …`, which must hand its arguments on to tmux (the doctor does not run it: it could do anything; {program} is {})",
-                        quoted(&words),
+                        shell_words(&words),
                         path.display()
                     ),
                 ),
@@ -956,11 +952,7 @@ fn run_host_check(
     hint: String,
     install: &str,
 ) -> Check {
-    let quoted = words
-        .iter()
-        .map(|w| shell_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ");
+    let quoted = shell_words(words);
     let Some((program, args)) = words.split_first() else {
         return Check::new("host", Status::Fail, format!("{name}: nothing to run"));
     };

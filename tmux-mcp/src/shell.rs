@@ -52,6 +52,23 @@ fn prompt_ending(line: &str) -> Option<String> {
     Some(format!("{last}{}", &line[trimmed.len()..]))
 }
 
+/// The integrated shell the pane's option names (`KIND NONCE`), if any,
+/// read from the start of `po`'s log; `recovered`: its first prompt was
+/// drawn before (see [`ShellSlot::recovered`]).
+async fn announced(tmux: &Tmux, po: &PaneOutput, recovered: bool) -> Option<ShellSlot> {
+    let value = tmux
+        .run(ShowOption::new(OptionScope::Pane, OPTION).target(po.pane()))
+        .await
+        .ok()??;
+    let (kind, nonce) = value.as_str()?.trim().split_once(' ')?;
+    Some(ShellSlot {
+        kind: ShellKind::of(kind)?,
+        tracker: ShellTracker::new(nonce, po.start_offset()),
+        last: None,
+        recovered,
+    })
+}
+
 /// Whether a server's `default-command` is one [`Shells::prepare`] set (of
 /// this version or an earlier one).
 fn is_ours(command: &str) -> bool {
@@ -208,12 +225,13 @@ impl Shells {
     }
 
     /// For a pane just opened without a command (by anyone) on a server
-    /// whose `default-command` [`Shells::prepare`] set: if its shell has not
-    /// announced itself yet (it does so before it prints anything, so a
-    /// pane that printed nothing is still starting it), waits for the
-    /// pane's first output, at most `limit` (a true timer: a deadline), and
-    /// records the shell as one that starts now, so that `run` waits for
-    /// its first prompt. One round trip when the pane is not such a pane.
+    /// whose `default-command` [`Shells::prepare`] set, that has printed
+    /// nothing yet: its shell is still starting (it announces itself before
+    /// it runs, and prints its first prompt after its start-up files).
+    /// Waits for the pane's first output, at most `limit` (a true timer: a
+    /// deadline), and records the shell it announced as one that starts
+    /// now, so that `run` waits for its first prompt instead of typing
+    /// ahead. One round trip when the pane is not such a pane.
     pub(crate) async fn await_announcement(
         &self,
         tmux: &Tmux,
@@ -235,7 +253,7 @@ impl Shells {
             let text = String::from_utf8_lossy(reply);
             let fields: Vec<&str> = text.trim_end().splitn(5, ',').collect();
             match fields[..] {
-                ["0", "0", "0", "", start] => {
+                ["0", "0", "0", _, start] => {
                     start.is_empty() || (start.contains(LAUNCHER) && start.contains(OPTION))
                 }
                 _ => false,
@@ -252,23 +270,7 @@ impl Shells {
         }
         let mut stream = po.stream_from(po.start_offset());
         let _ = tokio::time::timeout(limit, stream.next()).await;
-        let value = tmux
-            .run(ShowOption::new(OptionScope::Pane, OPTION).target(pane))
-            .await
-            .ok()
-            .flatten();
-        let Some(text) = value.as_ref().and_then(|v| v.as_str()) else {
-            return;
-        };
-        if let Some((kind, nonce)) = text.trim().split_once(' ')
-            && let Some(kind) = ShellKind::of(kind)
-        {
-            let slot = ShellSlot {
-                kind,
-                tracker: ShellTracker::new(nonce, po.start_offset()),
-                last: None,
-                recovered: false,
-            };
+        if let Some(slot) = announced(tmux, po, false).await {
             self.slots().entry(pane).or_insert(slot);
         }
     }
@@ -356,19 +358,7 @@ impl Shells {
     pub(crate) async fn get(&self, tmux: &Tmux, po: &PaneOutput) -> Option<ShellSlot> {
         let pane = po.pane();
         if !self.slots().contains_key(&pane) {
-            let value = tmux
-                .run(ShowOption::new(OptionScope::Pane, OPTION).target(pane))
-                .await
-                .ok()??;
-            let text = value.as_str()?.trim().to_owned();
-            let (kind, nonce) = text.split_once(' ')?;
-            let kind = ShellKind::of(kind)?;
-            let slot = ShellSlot {
-                kind,
-                tracker: ShellTracker::new(nonce, po.start_offset()),
-                last: None,
-                recovered: true,
-            };
+            let slot = announced(tmux, po, true).await?;
             self.slots().entry(pane).or_insert(slot);
         }
         let mut slots = self.slots();

@@ -297,6 +297,16 @@ pub fn shell_quote(word: &str) -> String {
     }
 }
 
+/// Words quoted for a POSIX shell (as [`shell_quote`] does) and joined
+/// with spaces: a command line a person can paste.
+pub fn shell_words(words: &[String]) -> String {
+    words
+        .iter()
+        .map(|w| shell_quote(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {

@@ -62,7 +62,7 @@ use crate::wait::{CallCtx, Waited};
 // ---------------------------------------------------------------- run
 
 const RUN: &str = "Run one shell command in a terminal whose shell waits at its prompt, wait for it to finish, and return its output and exact exit status. \
-In a terminal made by create_terminal with bash, zsh or fish (shell integration, mode=integrated) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
+In a bash, zsh or fish with shell integration (mode=integrated: terminals made by create_terminal, panes opened on tmux-mcp's own server, or integrate=true) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
 Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
 Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running.";
@@ -191,7 +191,7 @@ impl TmuxMcp {
         }
         let busy = self.busy(conn, &po, r.pane).await;
         conn.shells
-            .await_announcement(&conn.tmux, &po, STARTING)
+            .await_announcement(&conn.tmux, &po, STARTING.min(limit))
             .await;
         let mut shell = conn.shells.get(&conn.tmux, &po).await;
         // Asked for in this call (refused where it cannot be done), or by
