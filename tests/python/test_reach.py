@@ -11,6 +11,7 @@ machine's user), and every tmux server a private socket.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 
 import anyio
@@ -157,3 +158,52 @@ async def test_integrate_existing_loads_the_hooks_into_a_premade_bash(tmux_mcp: 
             fresh = tmux(tmux_mcp, "new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile -i")
             done = await call(session, "run", target=fresh, command="echo plain")
             assert (done["mode"], done["output"]) == ("wrapped", "plain\n"), done
+
+
+#: The shells a run is given up in: integrated (bash, zsh, fish, started by
+#: create_terminal as the default shell) and wrapped (dash, as a command).
+ABANDON_SHELLS = ["bash", "zsh", "fish", "dash"]
+
+
+@pytest.mark.parametrize("shell", ABANDON_SHELLS)
+async def test_respawn_gives_up_an_unfinished_run_and_frees_the_pane(tmux_mcp: TmuxMcp, shell: str) -> None:
+    program = shutil.which(shell)
+    assert program, f"{shell} is not installed (scripts/setup installs it)"
+    env = {"SHELL": program} if shell != "dash" else None
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env=env) as (session, _):
+            args = {"name": f"re-{shell}"} | ({"command": "dash"} if shell == "dash" else {})
+            pane = (await call(session, "create_terminal", **args))["pane"]
+            slow = await call(session, "run", target=pane, command="sleep 5", timeout_secs=1)
+            assert slow["status"] == "running", slow
+            await call(session, "respawn", target=pane)
+            # The pane is free: a new run goes through, also without force.
+            done = await call(session, "run", target=pane, command="echo a-after", timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "a-after\n"), done
+            # The respawned shell is integrated as the first one was.
+            assert done["mode"] == ("wrapped" if shell == "dash" else "integrated"), done
+            # The old run answers that it was given up, at once.
+            resumed = await call(session, "run", run_id=slow["run_id"], timeout_secs=5)
+            assert (resumed["status"], resumed["exit_status"]) == ("abandoned", None), resumed
+
+
+@pytest.mark.parametrize("shell", ["bash --norc --noprofile", "dash"])
+async def test_an_interrupted_wrapped_run_does_not_lock_the_pane(tmux_mcp: TmuxMcp, shell: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            pane = (await call(session, "create_terminal", name="wrapped", command=shell))["pane"]
+            slow = await call(session, "run", target=pane, command="sleep 30; echo after", timeout_secs=1)
+            assert (slow["status"], slow["mode"]) == ("running", "wrapped"), slow
+            await call(session, "send_keys", target=pane, keys=["C-c"])
+            # A new run is refused with a way out that works.
+            refused = await session.call_tool("run", {"target": pane, "command": "echo next"})
+            assert refused.is_error
+            advice = refused.content[0].text
+            assert "force=true" in advice and "respawn" in advice, advice
+            done = await call(session, "run", target=pane, command="echo next", force=True, timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "next\n"), done
+            resumed = await call(session, "run", run_id=slow["run_id"], timeout_secs=5)
+            assert resumed["status"] == "abandoned", resumed
+            # And the pane stays free for runs without force.
+            done = await call(session, "run", target=pane, command="echo free", timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "free\n"), done

@@ -27,6 +27,24 @@ pub(crate) struct RunState {
     /// shell marked it while no call waited): kept for the call that
     /// collects it.
     pub(crate) ended: Option<Ended>,
+    /// Set when the run was given up without an end: why (its pane was
+    /// respawned, or a later run with `force` took the pane over).
+    pub(crate) abandoned: Option<&'static str>,
+}
+
+/// Marks every run in `pane` that has not ended as abandoned, for `why`
+/// (see [`RunState::abandoned`]); the call that resumes one says so.
+pub(crate) fn abandon(
+    runs: &std::sync::Mutex<std::collections::HashMap<String, RunState>>,
+    pane: PaneId,
+    why: &'static str,
+) {
+    let mut runs = runs.lock().unwrap_or_else(|e| e.into_inner());
+    for run in runs.values_mut() {
+        if run.pane == pane && run.ended.is_none() && run.abandoned.is_none() {
+            run.abandoned = Some(why);
+        }
+    }
 }
 
 /// How a command line ended, as its marks tell.

@@ -471,6 +471,25 @@ impl Shells {
         }
     }
 
+    /// Before `po`'s pane is respawned with its own start command: when its
+    /// shell is integrated and tmux-mcp started it (not the default-command
+    /// launcher, which announces a new shell itself), the kind and a fresh
+    /// nonce for the new shell. The respawn hands the nonce on in
+    /// [`tmux_control::NONCE_VARIABLE`] and then [`Shells::adopt`]s it, so
+    /// the respawned shell is integrated as the first one was.
+    pub(crate) async fn relaunch(
+        &self,
+        tmux: &Tmux,
+        po: &PaneOutput,
+    ) -> Option<(ShellKind, String)> {
+        let kind = self.get(tmux, po).await?.kind;
+        let start = tmux.start_command(po.pane()).await.ok()?;
+        if is_ours(&start) || start.contains(OPTION) {
+            return None;
+        }
+        Some((kind, shell_nonce()))
+    }
+
     /// Forgets a pane whose program was replaced (respawned), here and in
     /// the pane's option.
     pub(crate) async fn forget(&self, tmux: &Tmux, pane: PaneId) {

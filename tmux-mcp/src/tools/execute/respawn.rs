@@ -87,12 +87,28 @@ impl TmuxMcp {
             cmd = cmd.command(p);
         }
         let cursor = po.end_offset();
+        // Its own start command again, an integrated shell tmux-mcp
+        // started: the new one gets the hooks' nonce it needs.
+        let relaunch = match given {
+            None => conn.shells.relaunch(&conn.tmux, &po).await,
+            Some(_) => None,
+        };
+        if let Some((_, nonce)) = &relaunch {
+            cmd = cmd.env(tmux_control::NONCE_VARIABLE, nonce);
+        }
         // The new program is not the integrated shell the pane ran.
         conn.shells.forget(&conn.tmux, r.pane).await;
         conn.tmux
             .respawn(cmd)
             .await
             .map_err(|e| ToolError::tmux(what.clone(), &e))?;
+        // A run still in progress there ended with the program it ran in.
+        crate::runs::abandon(&conn.runs, r.pane, "the pane was respawned");
+        if let Some((kind, nonce)) = relaunch {
+            conn.shells
+                .adopt(&conn.tmux, r.pane, kind, &nonce, cursor)
+                .await;
+        }
         // What it runs now: the command given, else its start command
         // without tmux-mcp's own wrapper.
         let shown = match given {

@@ -64,8 +64,8 @@ use crate::wait::{CallCtx, Waited};
 const RUN: &str = "Run one shell command in a terminal whose shell waits at its prompt, wait for it to finish, and return its output and exact exit status. \
 In a bash, zsh or fish with shell integration (mode=integrated: terminals made by create_terminal, panes opened on tmux-mcp's own server, or integrate=true) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
-Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
-Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running.";
+Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
+Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running (force=true gives that run up: resuming it answers abandoned; respawn does too).";
 
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -226,13 +226,26 @@ impl TmuxMcp {
             shell = conn.shells.wait_for(&conn.tmux, &po, drawn, limit).await;
         }
         if let Some(id) = busy {
-            return Err(ToolError::new(
-                what,
-                format!("run {id:?} is still in progress in this pane"),
-                format!(
-                    "Call run with run_id={id:?} to wait for it, or interrupt it with send_keys keys=[\"C-c\"] and then resume it to collect its end"
-                ),
-            ));
+            if force {
+                // The caller takes the pane over: the unfinished run is
+                // given up (its resume says so), not waited for.
+                crate::runs::abandon(
+                    &conn.runs,
+                    r.pane,
+                    "a later run with force=true took the pane over",
+                );
+            } else {
+                let how = if shell.is_some() {
+                    "or interrupt it with send_keys keys=[\"C-c\"] and then resume it to collect its end (130)"
+                } else {
+                    "or interrupt it with send_keys keys=[\"C-c\"]: in the wrapped form the shell then drops the end marker, so run again with force=true (which gives the old run up) or respawn the pane"
+                };
+                return Err(ToolError::new(
+                    what,
+                    format!("run {id:?} is still in progress in this pane"),
+                    format!("Call run with run_id={id:?} to wait for it, {how}"),
+                ));
+            }
         }
         if !force
             && shell
@@ -265,7 +278,11 @@ impl TmuxMcp {
         let at_prompt = shell
             .as_ref()
             .is_some_and(|s| matches!(s.phase(), ShellPhase::Prompt | ShellPhase::Ready));
-        let a_shell = PaneState::is_posix_shell(&row.current_command)
+        // An integrated shell is the pane's program whatever tmux names
+        // (a shell just respawned or still starting shows another name for
+        // a moment); what it runs is checked from its phase below.
+        let a_shell = shell.is_some()
+            || PaneState::is_posix_shell(&row.current_command)
             || ShellKind::of(&row.current_command).is_some();
         if !force && !at_prompt && !a_shell {
             return Err(ToolError::new(
@@ -367,6 +384,7 @@ impl TmuxMcp {
                     typed_at,
                     started: Instant::now(),
                     ended: None,
+                    abandoned: None,
                     command: command.to_owned(),
                 },
             );
@@ -389,7 +407,7 @@ impl TmuxMcp {
         let (id, state) = {
             let runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
             runs.iter()
-                .find(|(_, s)| s.pane == pane && s.ended.is_none())
+                .find(|(_, s)| s.pane == pane && s.ended.is_none() && s.abandoned.is_none())
                 .map(|(id, s)| (id.clone(), s.clone()))?
         };
         if state.shell.is_none() {
@@ -474,12 +492,14 @@ impl TmuxMcp {
         let mut started_at: Option<u64> = None;
         enum End {
             Finished(Ended),
+            Abandoned,
             Input(Evidence),
             Exited(PaneExit),
             Gone,
             Timeout,
         }
         let outcome = match already {
+            _ if state.abandoned.is_some() => Waited::Done(End::Abandoned),
             Some(ended) => Waited::Done(End::Finished(ended)),
             None => {
                 let mut stream = po.stream_from(tracker.resume_offset());
@@ -634,6 +654,10 @@ impl TmuxMcp {
             }
             End::Gone => {
                 result.status = RunStatus::PaneGone;
+                (true, None)
+            }
+            End::Abandoned => {
+                result.status = RunStatus::Abandoned;
                 (true, None)
             }
             End::Timeout => (false, None),

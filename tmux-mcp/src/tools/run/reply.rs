@@ -49,6 +49,8 @@ pub enum RunStatus {
     PaneExited,
     /// The pane was closed.
     PaneGone,
+    /// Given up without an end: the pane was respawned, or a later run with force=true took it over. No exit status.
+    Abandoned,
 }
 
 /// How `run` typed the command.
@@ -68,7 +70,7 @@ pub struct RunResult {
     pub pane: String,
     /// Identifies this run: pass it back to keep waiting while status is running.
     pub run_id: String,
-    /// completed, running, pane_exited or pane_gone.
+    /// completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone or abandoned.
     pub status: RunStatus,
     /// The command's exit status when completed (the shell's when pane_exited).
     pub exit_status: Option<i32>,
@@ -162,6 +164,10 @@ impl Summary for RunResult {
             RunStatus::PaneGone => {
                 format!("Pane {} was closed while running the command.", self.pane)
             }
+            RunStatus::Abandoned => format!(
+                "Run {:?} in pane {} was given up without an end (the pane was respawned, or a later run with force=true took it over); its exit status is unknown.",
+                self.run_id, self.pane
+            ),
         };
         if let Some(lost) = describe_losses(&self.losses) {
             s.push(' ');
