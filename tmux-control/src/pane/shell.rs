@@ -700,6 +700,9 @@ pub struct ShellTracker {
     /// at, and the start of its `C` mark: where its echoed text is.
     input: (Option<u64>, Option<u64>),
     directory: Option<PathBuf>,
+    /// An OSC 7 report not yet confirmed by the prompt mark right after it:
+    /// where it ended, and the directory.
+    pending_directory: Option<(u64, PathBuf)>,
 }
 
 impl ShellTracker {
@@ -714,6 +717,7 @@ impl ShellTracker {
             output_start: None,
             input: (None, None),
             directory: None,
+            pending_directory: None,
         }
     }
 
@@ -733,7 +737,9 @@ impl ShellTracker {
         self.output_start
     }
 
-    /// The last working directory the shell reported.
+    /// The last working directory the shell reported: an OSC 7 counts only
+    /// right before this shell's prompt mark, where the hooks print it, so
+    /// a program that prints one of its own does not change it.
     pub fn directory(&self) -> Option<&Path> {
         self.directory.as_deref()
     }
@@ -760,19 +766,30 @@ impl ShellTracker {
     /// Feeds output that starts at `offset`, and returns what it tells.
     pub fn feed(&mut self, offset: u64, data: &[u8]) -> Vec<ShellEvent> {
         let marks = self.marks.feed(offset, data);
-        marks.into_iter().filter_map(|m| self.apply(m)).collect()
+        let mut events = Vec::new();
+        for m in marks {
+            self.apply(m, &mut events);
+        }
+        events
     }
 
-    fn apply(&mut self, m: Mark) -> Option<ShellEvent> {
+    fn apply(&mut self, m: Mark, events: &mut Vec<ShellEvent>) {
         if let ShellMark::WorkingDirectory { path, .. } = m.mark {
-            self.directory = Some(path.clone());
-            return Some(ShellEvent::Directory(path));
+            // Only the hooks' own report counts: the one right before this
+            // shell's prompt mark (a program can print OSC 7 too).
+            self.pending_directory = Some((m.end, path));
+            return;
         }
+        let pending = self.pending_directory.take();
         if m.mark.param("nonce") != Some(self.nonce.as_str()) {
-            return None;
+            return;
         }
-        Some(match m.mark {
+        let event = match m.mark {
             ShellMark::PromptStart { .. } => {
+                if let Some((_, path)) = pending.filter(|(end, _)| *end == m.start) {
+                    self.directory = Some(path.clone());
+                    events.push(ShellEvent::Directory(path));
+                }
                 self.phase = ShellPhase::Prompt;
                 ShellEvent::Prompt(m.start)
             }
@@ -784,7 +801,7 @@ impl ShellTracker {
             }
             // A line of several commands (a multi-line paste) can mark
             // each one's start; its output starts at the first.
-            ShellMark::CommandStart { .. } if self.output_start.is_some() => return None,
+            ShellMark::CommandStart { .. } if self.output_start.is_some() => return,
             ShellMark::CommandStart { .. } => {
                 self.phase = ShellPhase::Running;
                 self.output_start = Some(m.end);
@@ -816,8 +833,9 @@ impl ShellTracker {
                     directory: self.directory.clone(),
                 })
             }
-            ShellMark::WorkingDirectory { .. } => return None,
-        })
+            ShellMark::WorkingDirectory { .. } => return,
+        };
+        events.push(event);
     }
 }
 
@@ -848,9 +866,12 @@ mod tests {
         assert_eq!(t.phase(), ShellPhase::Ready);
         let at = at + fake.len() as u64;
         let mut run = mark("C", "n1");
-        run.extend(b"hi\r\n");
+        // A program's own OSC 7 (in a file it prints) is not the shell's.
+        run.extend(b"hi\r\n\x1b]7;file://h/etc/fake-dir\x07");
         run.extend(b"\x1b]133;D;130;nonce=n1;pipestatus=0,130\x07");
+        // The hooks': right before the prompt mark.
         run.extend(b"\x1b]7;file://h/tmp/a%20b\x07");
+        run.extend(mark("A", "n1"));
         let events = t.feed(at, &run);
         let done = events
             .iter()
@@ -860,7 +881,8 @@ mod tests {
             })
             .unwrap();
         let text = &run[(done.output_start - at) as usize..(done.output_end - at) as usize];
-        assert_eq!(text, b"hi\r\n");
+        assert!(text.starts_with(b"hi\r\n"));
+        assert_eq!(done.directory, None, "the program's OSC 7 was taken");
         assert_eq!(done.status, Some(130));
         assert_eq!(done.pipestatus, vec![0, 130]);
         assert!(done.ran);

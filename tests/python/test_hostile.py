@@ -1,0 +1,45 @@
+"""Output that tries to pass for the shell's own marks, through the built
+binary and the MCP Python SDK (issue 24's hostile pass): a program's OSC 7
+must not move a region's or a run's working directory.
+
+Every shell gets the test's private, empty HOME.
+"""
+
+from __future__ import annotations
+
+import anyio
+import mcp
+import pytest
+from support import TmuxMcp, connecting_call, text_of
+
+pytestmark = pytest.mark.anyio
+
+#: Upper bound for one test's conversation with the server.
+LIMIT = 60
+
+
+async def call(session: mcp.ClientSession, tool: str, **args) -> dict:
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    return result.structured_content
+
+
+async def test_a_printed_osc_7_does_not_set_the_working_directory(tmux_mcp: TmuxMcp) -> None:
+    fake = tmux_mcp.home / "fake-cwd.txt"
+    fake.write_bytes(b"before\x1b]7;file://host/etc/fake-dir\x07after\n")
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "osc7"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            await call(session, "run", target=pane, command="cd /tmp")
+            done = await call(session, "run", target=pane, command=f"cat {fake}")
+            assert done["mode"] == "integrated", done
+            assert done["cwd"] == "/tmp", done
+            listed = await call(session, "list_regions", target=pane)
+            cwds = [r["cwd"] for r in listed["regions"]]
+            assert "/etc/fake-dir" not in cwds, listed
+            assert cwds[-1] == "/tmp", listed
+            # The next command runs (and is recorded) in the real directory.
+            done = await call(session, "run", target=pane, command="pwd")
+            assert (done["output"], done["cwd"]) == ("/tmp\n", "/tmp"), done
