@@ -7,6 +7,8 @@ Every shell gets the test's private, empty HOME.
 
 from __future__ import annotations
 
+import subprocess
+
 import anyio
 import mcp
 import pytest
@@ -18,8 +20,8 @@ pytestmark = pytest.mark.anyio
 LIMIT = 60
 
 
-async def call(session: mcp.ClientSession, tool: str, **args) -> dict:
-    result = await session.call_tool(tool, args)
+async def call(client: mcp.ClientSession, tool: str, **args) -> dict:
+    result = await client.call_tool(tool, args)
     assert not result.is_error, text_of(result)
     return result.structured_content
 
@@ -43,3 +45,28 @@ async def test_a_printed_osc_7_does_not_set_the_working_directory(tmux_mcp: Tmux
             # The next command runs (and is recorded) in the real directory.
             done = await call(session, "run", target=pane, command="pwd")
             assert (done["output"], done["cwd"]) == ("/tmp\n", "/tmp"), done
+
+
+async def test_the_nonce_stays_out_of_the_session_s_environment(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "nonce"})
+            assert not created.is_error, text_of(created)
+            made = created.structured_content
+            assert made["shell_integration"] == "bash", made
+            shown = subprocess.run(
+                [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "show-environment", "-t", made["session"]],
+                env=tmux_mcp.env(),
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=True,
+            ).stdout
+            assert "TMUX_CONTROL_SHELL_NONCE" not in shown, shown
+            # Nor does the shell keep it (the hooks unset it), nor a window
+            # opened later in the session.
+            done = await call(session, "run", target=made["pane"], command='echo "[${TMUX_CONTROL_SHELL_NONCE:-}]"')
+            assert done["output"] == "[]\n", done
+            window = await call(session, "create_terminal", kind="window", target=made["pane"], command="sh")
+            done = await call(session, "run", target=window["pane"], command='echo "[${TMUX_CONTROL_SHELL_NONCE:-}]"')
+            assert done["output"] == "[]\n", done

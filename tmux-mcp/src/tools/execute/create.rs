@@ -8,8 +8,8 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::command::{NewPane, NewSession, NewWindow, Size, SplitWindow};
-use tmux_control::{PaneOutput, Pattern, ShellPhase};
+use tmux_control::command::{NewPane, NewSession, NewWindow, SetEnvironment, Size, SplitWindow};
+use tmux_control::{NONCE_VARIABLE, PaneOutput, Pattern, ShellPhase};
 
 use crate::backend::{check_session_name, check_window_name};
 use crate::reply::{Json, Summary, ToolError};
@@ -284,6 +284,15 @@ impl TmuxMcp {
         let spawned = conn.tmux.spawn(new_pane).await.map_err(err)?;
         let po = spawned.output;
         let mut shell_ready = None;
+        if integrated.is_some() {
+            // A new session keeps the variables of `new-session -e` in its
+            // environment, where every later window would inherit the nonce:
+            // the shell has it now, so the session forgets it.
+            let forget = SetEnvironment::unset(NONCE_VARIABLE).target(spawned.session);
+            if let Err(e) = conn.tmux.run(forget).await {
+                tracing::debug!(error = %e, "cannot remove the nonce from the session's environment");
+            }
+        }
         if let Some((kind, nonce, _)) = &integrated {
             // Ready once it has drawn its first prompt (its start-up files
             // read), so that what is typed next is not echoed before it.
