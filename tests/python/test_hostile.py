@@ -70,3 +70,22 @@ async def test_the_nonce_stays_out_of_the_session_s_environment(tmux_mcp: TmuxMc
             window = await call(session, "create_terminal", kind="window", target=made["pane"], command="sh")
             done = await call(session, "run", target=window["pane"], command='echo "[${TMUX_CONTROL_SHELL_NONCE:-}]"')
             assert done["output"] == "[]\n", done
+
+
+async def test_after_a_restart_a_shell_still_starting_is_known_to_be_starting(tmux_mcp: TmuxMcp) -> None:
+    # A start-up file that takes seconds (pyenv, nvm, conda, a lock).
+    (tmux_mcp.home / ".bashrc").write_text("sleep 6\n")
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "slow"})
+            assert not created.is_error, text_of(created)
+            made = created.structured_content
+            assert (made["shell_integration"], made["shell_ready"]) == ("bash", False), made
+        # tmux-mcp restarts while the shell still reads its start-up file.
+        async with tmux_mcp.session() as (session, _):
+            early = await call(session, "run", target=made["pane"], command="echo typed-early", timeout_secs=1)
+            assert early["status"] == "shell_starting", early
+            done = await call(session, "run", target=made["pane"], command="false | true", timeout_secs=30)
+            assert (done["status"], done["exit_status"], done["pipestatus"]) == ("completed", 0, [1, 0]), done
+            screen = (await call(session, "capture_screen", target=made["pane"]))["text"]
+            assert "typed-early" not in screen, screen

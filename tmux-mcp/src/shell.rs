@@ -25,7 +25,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use crate::regions::{Region, Regions};
-use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption, ShowOption};
+use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption};
 use tmux_control::{
     FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent, ShellIntegration,
     ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
@@ -53,19 +53,30 @@ fn prompt_ending(line: &str) -> Option<String> {
 }
 
 /// The integrated shell the pane's option names (`KIND NONCE`), if any,
-/// read from the start of `po`'s log; `recovered`: its first prompt was
-/// drawn before (see [`ShellSlot::recovered`]).
-async fn announced(tmux: &Tmux, po: &PaneOutput, recovered: bool) -> Option<ShellSlot> {
-    let value = tmux
-        .run(ShowOption::new(OptionScope::Pane, OPTION).target(po.pane()))
+/// read from the start of `po`'s log. `fresh`: its output was followed from
+/// its start, so its marks tell where it stands. Otherwise it is one found
+/// again (after a restart of tmux-mcp, or opened by someone else), whose
+/// first prompt was drawn before ([`ShellSlot::recovered`]) unless the pane
+/// has printed nothing at all: then it is still reading its start-up files.
+/// One round trip.
+async fn announced(tmux: &Tmux, po: &PaneOutput, fresh: bool) -> Option<ShellSlot> {
+    let format = format!("#{{cursor_x}},#{{cursor_y}},#{{history_size}},#{{{OPTION}}}");
+    let reply = tmux
+        .run(DisplayMessage::format(format.as_str()).target(po.pane()))
         .await
-        .ok()??;
-    let (kind, nonce) = value.as_str()?.trim().split_once(' ')?;
+        .ok()?;
+    let text = String::from_utf8_lossy(&reply);
+    let fields: Vec<&str> = text.trim_end().splitn(4, ',').collect();
+    let [x, y, history, value] = fields[..] else {
+        return None;
+    };
+    let printed_nothing = (x, y, history) == ("0", "0", "0");
+    let (kind, nonce) = value.trim().split_once(' ')?;
     Some(ShellSlot {
         kind: ShellKind::of(kind)?,
         tracker: ShellTracker::new(nonce, po.start_offset()),
         last: None,
-        recovered,
+        recovered: !fresh && !printed_nothing,
     })
 }
 
@@ -270,7 +281,7 @@ impl Shells {
         }
         let mut stream = po.stream_from(po.start_offset());
         let _ = tokio::time::timeout(limit, stream.next()).await;
-        if let Some(slot) = announced(tmux, po, false).await {
+        if let Some(slot) = announced(tmux, po, true).await {
             self.slots().entry(pane).or_insert(slot);
         }
     }
@@ -358,7 +369,7 @@ impl Shells {
     pub(crate) async fn get(&self, tmux: &Tmux, po: &PaneOutput) -> Option<ShellSlot> {
         let pane = po.pane();
         if !self.slots().contains_key(&pane) {
-            let slot = announced(tmux, po, true).await?;
+            let slot = announced(tmux, po, false).await?;
             self.slots().entry(pane).or_insert(slot);
         }
         let mut slots = self.slots();
