@@ -43,7 +43,14 @@ pub struct Builtin {
 /// is matched only with a prefix (`GITHUB_TOKEN`, `x-auth-token`) or as a
 /// quoted key or `token=` (see the `token` rules), so that "unexpected
 /// token: }" in a compiler message is left alone.
-const NAMES: &str = r"(?:pass(?:word|wd|phrase)|secret(?:[_.-]?access)?(?:[_.-]?key)?|client[_.-]?secret|(?:api|access|auth|refresh|session|private|secret)[_.-]?(?:key|token)|credentials?)";
+/// `api key` may also be two words (`API key: ...`).
+const NAMES: &str = r"(?:pass(?:word|wd|phrase)|secret(?:[_.-]?access)?(?:[_.-]?key)?|client[_.-]?secret|(?:api|access|auth|refresh|session|private|secret)[_.-]?(?:key|token)|api[ \t]key|credentials?)";
+
+/// A value that follows a command-line option after a blank: like
+/// [`VALUE`], but an unquoted value does not start with `-` (the next
+/// option, as in `--password --verbose`).
+const OPTION_VALUE: &str =
+    r#"(?P<secret>"(?:[^"\\\n]|\\.)*(?:"|\z)|'[^'\n]*(?:'|\z)|[^\s"',;-][^\s"',;]*)"#;
 
 /// The built-in patterns, in order of precedence (when two masks overlap,
 /// the earlier pattern names the merged mask).
@@ -66,8 +73,9 @@ pub const BUILTINS: &[Builtin] = &[
         open_end: Some(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]*\z"),
     },
     Builtin {
+        // No `\b` at the end: a token directly followed by `_` is masked.
         name: "github-token",
-        pattern: r"\bgh[pousr]_[A-Za-z0-9]{30,}\b",
+        pattern: r"\bgh[pousr]_[A-Za-z0-9]{30,}",
         open_end: Some(r"\bgh[pousr]_[A-Za-z0-9]*\z"),
     },
     Builtin {
@@ -79,6 +87,22 @@ pub const BUILTINS: &[Builtin] = &[
         name: "api-key",
         pattern: r"\bsk-[A-Za-z0-9_-]{20,}",
         open_end: Some(r"\bsk-[A-Za-z0-9_-]*\z"),
+    },
+    Builtin {
+        // Stripe secret and restricted keys (not the publishable `pk_`).
+        name: "api-key",
+        pattern: r"\b[rs]k_(?:live|test)_[A-Za-z0-9]{10,}",
+        open_end: Some(r"\b[rs]k_(?:live|test)_[A-Za-z0-9]*\z"),
+    },
+    Builtin {
+        name: "gitlab-token",
+        pattern: r"\bglpat-[A-Za-z0-9_-]{20,}",
+        open_end: Some(r"\bglpat-[A-Za-z0-9_-]*\z"),
+    },
+    Builtin {
+        name: "google-api-key",
+        pattern: r"\bAIza[0-9A-Za-z_-]{35}",
+        open_end: Some(r"\bAIza[0-9A-Za-z_-]{0,34}\z"),
     },
     Builtin {
         name: "slack-token",
@@ -94,6 +118,47 @@ pub const BUILTINS: &[Builtin] = &[
         name: "bearer",
         pattern: r"(?i)\b(?:authorization[ \t]*:[ \t]*)?bearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]{8,})",
         open_end: Some(r"(?i)\bbearer[ \t]+(?P<secret>[A-Za-z0-9._~+/=-]+)\z"),
+    },
+    Builtin {
+        // HTTP basic credentials (base64 of user:password), also as a
+        // quoted header in JSON or YAML.
+        name: "basic-auth",
+        pattern: r#"(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<secret>[A-Za-z0-9+/]+=*)"#,
+        open_end: Some(
+            r#"(?i)\bauthorization["']?[ \t]*[:=][ \t]*["']?basic[ \t]+(?P<secret>[A-Za-z0-9+/]+=*)\z"#,
+        ),
+    },
+    Builtin {
+        // The password of a URL's user info: scheme://user:PASSWORD@host.
+        name: "password",
+        pattern: r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/?#@]*:(?P<secret>[^\s/?#@]+)@",
+        open_end: None,
+    },
+    Builtin {
+        // A .netrc entry: `machine HOST login NAME password VALUE` (or
+        // `default login ...`), on one line or one token a line.
+        name: "password",
+        pattern: r#"(?im)(?:\b(?:machine[ \t]+\S+|default)(?:[ \t]+|[ \t]*\n[ \t]*)|^[ \t]*)login[ \t]+[^\s;,]+(?:[ \t]+|[ \t]*\n[ \t]*)password[ \t]+(?P<secret>[^\s"']\S*)"#,
+        open_end: None,
+    },
+    Builtin {
+        // MySQL's password glued to its option: `mysql -uroot -pVALUE`
+        // (only on a mysql or mariadb command line; `-p` alone prompts).
+        name: "password",
+        pattern: r#"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n]*?[ \t]-p(?P<secret>[^\s"';|&]+)"#,
+        open_end: None,
+    },
+    Builtin {
+        // A docker config's credentials: "auth": "base64", "identitytoken": "...".
+        name: "password",
+        pattern: r#"(?i)"(?:auth|identitytoken|registrytoken)"[ \t]*:[ \t]*"(?P<secret>[^"\n]+)""#,
+        open_end: None,
+    },
+    Builtin {
+        name: "password",
+        // `--password VALUE` (with `=`, the NAMES rule below masks it).
+        pattern: "",
+        open_end: None,
     },
     Builtin {
         name: "password",
@@ -115,14 +180,15 @@ pub const BUILTINS: &[Builtin] = &[
     },
 ];
 
-/// The regex of the `i`-th built-in (the `password` rules are assembled
-/// from [`NAMES`], [`SEP`] and [`VALUE`]).
+/// The regex of the `i`-th built-in (the last four `password` rules are
+/// assembled from [`NAMES`], [`SEP`], [`VALUE`] and [`OPTION_VALUE`]).
 fn builtin_regex(b: &Builtin, i: usize) -> String {
-    let first_password = BUILTINS.len() - 3;
-    match i.checked_sub(first_password) {
-        Some(0) => format!(r"(?i)\b(?:[a-z0-9]+[_.-]?)*?{NAMES}{SEP}{VALUE}"),
-        Some(1) => format!(r"(?i)\b(?:[a-z0-9]+[_.-]?)+token{SEP}{VALUE}"),
-        Some(2) => format!(r#"(?i)(?:["']token["'][ \t]*:|\btoken=)[ \t]*{VALUE}"#),
+    let first_assembled = BUILTINS.len() - 4;
+    match i.checked_sub(first_assembled) {
+        Some(0) => format!(r"(?i)(?:^|[ \t])--?(?:password|passwd|pass)[ \t]+{OPTION_VALUE}"),
+        Some(1) => format!(r"(?i)\b(?:[a-z0-9]+[_.-]?)*?{NAMES}{SEP}{VALUE}"),
+        Some(2) => format!(r"(?i)\b(?:[a-z0-9]+[_.-]?)+token{SEP}{VALUE}"),
+        Some(3) => format!(r#"(?i)(?:["']token["'][ \t]*:|\btoken=)[ \t]*{VALUE}"#),
         _ => b.pattern.to_owned(),
     }
 }
@@ -288,6 +354,33 @@ impl Redactor {
             return lines.to_vec();
         }
         self.render(&joined, 0..joined.len(), &spans, true)
+            .split('\n')
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Redacts `lines` as one text like [`Redactor::redact_lines`] and
+    /// returns only the lines in `window`: the lines around it are context,
+    /// redacted with it and left out. So a window into a secret that spans
+    /// lines (the middle of a key block, its BEGIN and END lines outside
+    /// the window) is masked as the whole text masks it, the mask shown on
+    /// the window's first line and the rest of the block's lines in the
+    /// window emptied; the window keeps its number of lines.
+    pub fn redact_window(&self, lines: &[String], window: std::ops::Range<usize>) -> Vec<String> {
+        let end = window.end.min(lines.len());
+        let start = window.start.min(end);
+        let shown = &lines[start..end];
+        if shown.is_empty() {
+            return Vec::new();
+        }
+        let joined = lines.join("\n");
+        let spans = self.spans(&joined, false);
+        if spans.is_empty() {
+            return shown.to_vec();
+        }
+        let from: usize = lines[..start].iter().map(|l| l.len() + 1).sum();
+        let len: usize = shown.iter().map(|l| l.len() + 1).sum::<usize>() - 1;
+        self.render(&joined, from..from + len, &spans, true)
             .split('\n')
             .map(str::to_owned)
             .collect()
@@ -609,6 +702,158 @@ mod tests {
                 (String::new(), true),
                 ("after password=[REDACTED:password]".to_owned(), false),
             ]
+        );
+    }
+
+    #[test]
+    fn more_secret_shapes_are_masked() {
+        for (text, masked) in [
+            (
+                "postgres://admin:Pg5ecret@db:5432/app",
+                "postgres://admin:[REDACTED:password]@db:5432/app",
+            ),
+            (
+                "DATABASE_URL=mysql://u:My5ecret@h/db",
+                "DATABASE_URL=mysql://u:[REDACTED:password]@h/db",
+            ),
+            ("redis://:pw0rd@cache", "redis://:[REDACTED:password]@cache"),
+            (
+                "Authorization: Basic dXNlcjpwYXNzd29yZA==",
+                "Authorization: Basic [REDACTED:basic-auth]",
+            ),
+            (
+                "curl -H 'authorization: basic dXNlcjpw' x",
+                "curl -H 'authorization: basic [REDACTED:basic-auth]' x",
+            ),
+            (
+                "{\"Authorization\": \"Basic dXNlcjpw\"}",
+                "{\"Authorization\": \"Basic [REDACTED:basic-auth]\"}",
+            ),
+            (
+                "machine example.com login ann password NetrcPw",
+                "machine example.com login ann password [REDACTED:password]",
+            ),
+            (
+                "machine h\n  login ann\n  password NetrcPw\n",
+                "machine h\n  login ann\n  password [REDACTED:password]\n",
+            ),
+            (
+                "mysqldump --password FlagPw db",
+                "mysqldump --password [REDACTED:password] db",
+            ),
+            (
+                "psql --password=FlagPw",
+                "psql --password=[REDACTED:password]",
+            ),
+            (
+                "cmd --passwd 'a b' -v",
+                "cmd --passwd [REDACTED:password] -v",
+            ),
+            (
+                "mysql -uroot -pMysqlPw db",
+                "mysql -uroot -p[REDACTED:password] db",
+            ),
+            (
+                "mariadb-dump -h h -pX1 db",
+                "mariadb-dump -h h -p[REDACTED:password] db",
+            ),
+            (
+                "{\"auths\":{\"r.io\":{\"auth\":\"dXNlcjpwYXNz\"}}}",
+                "{\"auths\":{\"r.io\":{\"auth\":\"[REDACTED:password]\"}}}",
+            ),
+            ("api key: ApiKeyValue", "api key: [REDACTED:password]"),
+            ("Your API Key = k-123", "Your API Key = [REDACTED:password]"),
+            ("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:api-key]"),
+            ("rk_test_abcdefghij12", "[REDACTED:api-key]"),
+            ("glpat-xXyYzZ0123456789abcd", "[REDACTED:gitlab-token]"),
+            (
+                "key=AIzaSyA1234567890abcdefghijklmnopqrstuv&x",
+                "key=[REDACTED:google-api-key]&x",
+            ),
+            (
+                "ghp_0123456789abcdefghijklmnopqrstuvwxyz_x",
+                "[REDACTED:github-token]_x",
+            ),
+        ] {
+            assert_eq!(r(text), masked, "{text}");
+        }
+        // Cut off at an open end (more output may follow).
+        let red = Redactor::new(true, &[]).unwrap();
+        for (text, masked) in [
+            ("x sk_live_4eC", "x [REDACTED:api-key]"),
+            ("x glpat-xX", "x [REDACTED:gitlab-token]"),
+            ("x AIzaSyA12", "x [REDACTED:google-api-key]"),
+            (
+                "Authorization: Basic dXNl",
+                "Authorization: Basic [REDACTED:basic-auth]",
+            ),
+        ] {
+            assert_eq!(red.redact_open(text), masked, "{text}");
+        }
+    }
+
+    #[test]
+    fn near_misses_of_the_new_shapes_stay() {
+        for text in [
+            "password:",
+            "Password: ",
+            "Enter API key: ",
+            "--password-file /run/secrets/pw",
+            "cmd --password-file=/run/secrets/pw",
+            "mysql -u root -p db",
+            "mysql -P 3306 -h db",
+            "mkdir -p /tmp/x && ssh -p 22 host",
+            "cmd --password --verbose",
+            "http://localhost:8080/path@x",
+            "https://example.com/a:b@c",
+            "git@github.com:org/repo.git",
+            "ssh://git@host:22/repo",
+            "Basic information about the system",
+            "login incorrect; password expired",
+            "Last login: Mon on tty1 password changed",
+            "pk_live_abcdefghij1234567890",
+            "sk_live_short",
+            "glpat-short",
+            "AIzaShort",
+            "\"auth\": true",
+            "ghp_short_x",
+        ] {
+            assert_eq!(r(text), text);
+        }
+    }
+
+    #[test]
+    fn a_window_into_a_key_block_is_masked_by_the_lines_around_it() {
+        let red = Redactor::new(true, &[]).unwrap();
+        let mut lines = vec![
+            "$ cat key".to_owned(),
+            "-----BEGIN OPENSSH PRIVATE KEY-----".to_owned(),
+        ];
+        let body: Vec<String> = (0..25)
+            .map(|i| format!("b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ{i:02}AAAA"))
+            .collect();
+        lines.extend(body.iter().cloned());
+        lines.push("-----END OPENSSH PRIVATE KEY-----".to_owned());
+        lines.push("$ ".to_owned());
+        // Neither BEGIN nor END in the window: masked, with its six lines.
+        let out = red.redact_window(&lines, 5..11);
+        assert_eq!(out.len(), 6, "{out:?}");
+        assert_eq!(out[0], "[REDACTED:private-key]");
+        assert!(out[1..].iter().all(String::is_empty), "{out:?}");
+        // The window alone would show them: it is the context that masks them.
+        assert_eq!(red.redact_lines(&lines[5..11]), lines[5..11]);
+        // A window that ends the block, and one past it.
+        let out = red.redact_window(&lines, 20..29);
+        assert_eq!(out[0], "[REDACTED:private-key]");
+        assert_eq!(out[8], "$ ");
+        assert!(!out.iter().any(|l| l.contains("b3Bl")), "{out:?}");
+        // Text around a window without secrets comes back as it is.
+        assert_eq!(red.redact_window(&lines, 0..1), ["$ cat key"]);
+        assert_eq!(red.redact_window(&lines, 30..40), Vec::<String>::new());
+        let plain = ["a".to_owned(), "b".to_owned(), "password=x".to_owned()];
+        assert_eq!(
+            red.redact_window(&plain, 1..3),
+            ["b", "password=[REDACTED:password]"]
         );
     }
 

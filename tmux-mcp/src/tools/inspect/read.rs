@@ -262,9 +262,16 @@ fn page_bytes(budget: usize) -> usize {
     (budget.saturating_sub(REPLY_OVERHEAD) / 2).max(256)
 }
 
-/// Raw bytes around a page that are redacted with it but not shown, so a
-/// secret the page boundary cuts is still masked.
-const PAGE_CONTEXT: usize = 4096;
+/// Raw bytes on either side of a page that are redacted with it but not
+/// shown, so a secret the page boundary cuts is still masked, and a page
+/// into a private key block of up to this size is masked whole.
+const PAGE_CONTEXT: usize = 64 * 1024;
+
+/// Lines on either side of a `capture_screen` range (and before the last
+/// lines `read_output` reads from the scrollback) that are captured and
+/// redacted with it but not shown: a window into a private key block of
+/// up to this many lines holds neither BEGIN nor END but is masked whole.
+const WINDOW_CONTEXT: i64 = 1024;
 
 impl TmuxMcp {
     /// The page of output from `from` that fits a reply of `budget` bytes,
@@ -309,7 +316,11 @@ impl TmuxMcp {
         }
         let next = at + take as u64;
         let before = {
-            let look = at.saturating_sub(PAGE_CONTEXT as u64);
+            // From the oldest byte the log holds, if that is closer.
+            let look = at
+                .saturating_sub(PAGE_CONTEXT as u64)
+                .max(po.start_offset())
+                .min(at);
             let (b_at, b) = po.read_from(look, usize::try_from(at - look).unwrap_or(0));
             if b_at + b.len() as u64 == at {
                 render(&b)
@@ -505,17 +516,28 @@ impl TmuxMcp {
         // first or last line, as tmux itself takes them; clamping them here
         // keeps the reply's line numbers right and every sum in range.
         let lines_on = LineRange::of(&row);
-        let mut cmd = CapturePane::new(pane);
-        if args.whole_history {
-            cmd = cmd.whole_history();
+        // The lines asked for (tmux's default start is the top of the
+        // screen, its default end the bottom), and around them up to
+        // WINDOW_CONTEXT lines more: redacted with them, not shown.
+        let (first, last) = if args.whole_history {
+            (lines_on.top, lines_on.bottom)
         } else {
-            if let Some(start) = args.start {
-                cmd = cmd.start(lines_on.clamp(start));
-            }
-            if let Some(end) = args.end {
-                cmd = cmd.end(lines_on.clamp(end));
-            }
-        }
+            (
+                lines_on.clamp(args.start.unwrap_or(0)),
+                args.end.map_or(lines_on.bottom, |end| lines_on.clamp(end)),
+            )
+        };
+        let mut cmd = CapturePane::new(pane);
+        let context_after = if args.whole_history {
+            cmd = cmd.whole_history();
+            0
+        } else {
+            let after = lines_on.clamp(i64::from(last) + WINDOW_CONTEXT);
+            cmd = cmd
+                .start(lines_on.clamp(i64::from(first) - WINDOW_CONTEXT))
+                .end(after);
+            usize::try_from(i64::from(after) - i64::from(last)).unwrap_or(0)
+        };
         if args.escapes {
             cmd = cmd.escapes();
         }
@@ -524,20 +546,34 @@ impl TmuxMcp {
             .run(cmd)
             .await
             .map_err(|e| ToolError::tmux(what, &e))?;
-        let mut lines: Vec<String> = raw
+        let lines: Vec<String> = raw
             .iter()
             .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect();
-        let mut last_line = match (args.whole_history, args.end) {
-            (false, Some(end)) => i64::from(lines_on.clamp(end)),
-            _ => i64::from(lines_on.bottom),
+        // The capture's last line is `after`: the window is counted from
+        // the end (tmux gives fewer lines when the history is shorter).
+        let asked = if args.whole_history {
+            lines.len()
+        } else {
+            usize::try_from(i64::from(last) - i64::from(first) + 1).unwrap_or(0)
         };
-        let count = i64::try_from(lines.len()).unwrap_or(i64::MAX);
+        let window_end = lines.len().saturating_sub(context_after);
+        let window_start = window_end.saturating_sub(asked);
+        let mut last_line = i64::from(last);
+        let count = i64::try_from(window_end - window_start).unwrap_or(i64::MAX);
         let first_line = last_line - count + 1;
-        let before = lines.len();
-        trim_trailing_blank(&mut lines);
-        last_line -= i64::try_from(before - lines.len()).unwrap_or(0);
-        let redacted = self.redact_lines(&lines);
+        // Trailing blank lines of the screen are dropped (not the lines a
+        // mask empties).
+        let shown_end = window_start
+            + lines[window_start..window_end]
+                .iter()
+                .rposition(|l| !l.trim().is_empty())
+                .map_or(0, |i| i + 1);
+        last_line -= i64::try_from(window_end - shown_end).unwrap_or(0);
+        let redacted = self
+            .inner
+            .redactor
+            .redact_window(&lines, window_start..shown_end);
         let (dropped, text) = keep_last_lines(&redacted, self.screen_budget(args.max_bytes));
         let line = |n: i64| i32::try_from(n).unwrap_or(if n < 0 { i32::MIN } else { i32::MAX });
         Ok(Json(CaptureScreenResult {
@@ -594,8 +630,10 @@ impl TmuxMcp {
             }));
         }
         let n = args.last_lines.unwrap_or(100).min(10_000);
+        // WINDOW_CONTEXT lines more, redacted with the last lines, not shown.
+        let reach = i64::try_from(n).unwrap_or(10_000) + WINDOW_CONTEXT;
         let mut cmd = CapturePane::new(r.pane)
-            .start(-i32::try_from(n).unwrap_or(10_000))
+            .start(-i32::try_from(reach).unwrap_or(i32::MAX))
             .to_visible_end();
         if args.raw {
             cmd = cmd.escapes();
@@ -606,16 +644,16 @@ impl TmuxMcp {
             .run(cmd)
             .await
             .map_err(|e| ToolError::tmux(format!("Reading pane {}", r.pane), &e))?;
-        let lines: Vec<String> = raw
+        let mut lines: Vec<String> = raw
             .iter()
             .map(|l| String::from_utf8_lossy(l).into_owned())
             .collect();
-        let mut lines = self.redact_lines(&lines);
         trim_trailing_blank(&mut lines);
         let n = usize::try_from(n).unwrap_or(usize::MAX);
-        if lines.len() > n {
-            lines.drain(..lines.len() - n);
-        }
+        let lines = self
+            .inner
+            .redactor
+            .redact_window(&lines, lines.len().saturating_sub(n)..lines.len());
         let (dropped, text) = keep_last_lines(&lines, page_bytes(budget));
         Ok(Json(ReadOutputResult {
             pane: r.pane.to_string(),
