@@ -132,6 +132,16 @@ def create_terminal(w: Wire, meta: dict[str, Any] | None = None) -> str:
     return created["structuredContent"]["pane"]
 
 
+#: A request's own declaration of the extension (its `_meta`): what makes a
+#: long call a task, on either protocol generation.
+ASK_TASKS = {"io.modelcontextprotocol/clientCapabilities": {"extensions": {TASKS: {}}}}
+
+
+def call_params(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """`tools/call` params that ask for a task if the call is long."""
+    return {"name": name, "arguments": arguments, "_meta": ASK_TASKS}
+
+
 def test_run_and_a_wait_as_tasks_on_an_initialize_session(tmux_mcp: TmuxMcp) -> None:
     with wire(tmux_mcp, "--audit-log", str(tmux_mcp.audit)) as w:
         init = initialize(w, tasks=True)
@@ -149,14 +159,12 @@ def test_run_and_a_wait_as_tasks_on_an_initialize_session(tmux_mcp: TmuxMcp) -> 
 
         # A call that ends within a second is answered as an ordinary one,
         # even for a client that declared tasks.
-        quick = w.result("tools/call", {"name": "run", "arguments": {"target": pane, "command": "echo quick"}})
+        quick = w.result("tools/call", call_params("run", {"target": pane, "command": "echo quick"}))
         assert "taskId" not in quick and quick["structuredContent"]["output"] == "quick\n", quick
 
         # A longer run is a task: the handle comes after a second, the
         # result when recorded.
-        created = w.result(
-            "tools/call", {"name": "run", "arguments": {"target": pane, "command": "sleep 2; echo task-$((6*7))"}}
-        )
+        created = w.result("tools/call", call_params("run", {"target": pane, "command": "sleep 2; echo task-$((6*7))"}))
         assert created["resultType"] == "task", created
         task_id = created["taskId"]
         assert created["status"] == "working" and created["pollIntervalMs"] > 0 and created["ttlMs"] > 0
@@ -172,7 +180,7 @@ def test_run_and_a_wait_as_tasks_on_an_initialize_session(tmux_mcp: TmuxMcp) -> 
         # A wait as a task: working until cancelled; tasks/cancel stops it.
         created = w.result(
             "tools/call",
-            {"name": "wait_for_output", "arguments": {"target": pane, "pattern": "never-printed-xyz", "timeout_secs": 50}},
+            call_params("wait_for_output", {"target": pane, "pattern": "never-printed-xyz", "timeout_secs": 50}),
         )
         wait_id = created["taskId"]
         assert created["resultType"] == "task"
@@ -181,7 +189,7 @@ def test_run_and_a_wait_as_tasks_on_an_initialize_session(tmux_mcp: TmuxMcp) -> 
         assert ack.get("resultType", "complete") == "complete"
         assert w.result("tasks/get", {"taskId": wait_id})["status"] == "cancelled"
         # The pane is free again: an ordinary-looking task runs in it.
-        again = w.result("tools/call", {"name": "run", "arguments": {"target": pane, "command": "sleep 2; echo after"}})
+        again = w.result("tools/call", call_params("run", {"target": pane, "command": "sleep 2; echo after"}))
         w.notification("notifications/tasks", lambda p: p.get("taskId") == again["taskId"])
         assert w.result("tasks/get", {"taskId": again["taskId"]})["result"]["structuredContent"]["output"] == "after\n"
 
@@ -193,6 +201,17 @@ def test_run_and_a_wait_as_tasks_on_an_initialize_session(tmux_mcp: TmuxMcp) -> 
     # The call in the task is the same call: it is in the audit log.
     runs = [r for r in tmux_mcp.audit_records() if r.get("tool") == "run"]
     assert len(runs) == 3, runs
+
+
+def test_declared_only_at_initialize_a_long_call_stays_ordinary(tmux_mcp: TmuxMcp) -> None:
+    # What the MCP Inspector CLI 2.12 does on 2025-11-25: the extension in
+    # its initialize capabilities, plain tools/call requests, and no polling.
+    with wire(tmux_mcp) as w:
+        initialize(w, tasks=True)
+        pane = create_terminal(w)
+        slow = w.result("tools/call", {"name": "run", "arguments": {"target": pane, "command": "sleep 2; echo slept"}})
+        assert slow.get("resultType", "complete") == "complete" and "taskId" not in slow, slow
+        assert slow["structuredContent"]["output"] == "slept\n", slow
 
 
 def test_without_the_extension_calls_stay_ordinary(tmux_mcp: TmuxMcp) -> None:

@@ -631,7 +631,8 @@ fn first_text(result: &CallToolResult) -> String {
 
 impl TmuxMcp {
     /// Makes the call as a task when it may be one (a task tool that is
-    /// served) and the client declared the Tasks extension for it: a call
+    /// served) and the request declared the Tasks extension in its own
+    /// `_meta` client capabilities: a call
     /// that ends within [`TASK_AFTER`] is answered as an ordinary call, a
     /// longer one becomes a task. `None` means: make the ordinary call.
     pub(crate) fn call_as_task(
@@ -646,7 +647,13 @@ impl TmuxMcp {
         {
             return None;
         }
+        // The request's own capabilities (its `_meta`): the 2026-07-28
+        // revision declares the extension per request, and a client on a
+        // session with an `initialize` handshake that lists it there only
+        // among its capabilities (the MCP Inspector 2.12 on 2025-11-25)
+        // does not poll tasks, so it gets the ordinary call.
         let declared = context
+            .meta
             .client_capabilities()
             .is_some_and(|caps| caps.supports_tasks());
         if !declared || !self.inner.tasks.has_room() {
