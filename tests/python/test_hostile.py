@@ -89,3 +89,19 @@ async def test_after_a_restart_a_shell_still_starting_is_known_to_be_starting(tm
             assert (done["status"], done["exit_status"], done["pipestatus"]) == ("completed", 0, [1, 0]), done
             screen = (await call(session, "capture_screen", target=made["pane"]))["text"]
             assert "typed-early" not in screen, screen
+
+
+@pytest.mark.parametrize("quirk", ["t1:0.0;", "% 1", "%01", "=", ":", "=:"])
+async def test_loose_targets_are_refused_not_guessed(tmux_mcp: TmuxMcp, quirk: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "t1"})
+            assert not created.is_error, text_of(created)
+            assert created.structured_content["pane"] == "%1", created.structured_content
+            refused = await session.call_tool("send_text", {"target": quirk, "text": "x"})
+            assert refused.is_error, text_of(refused)
+            assert f"Reading target {quirk!r}".replace("'", '"') in text_of(refused), text_of(refused)
+            # The exact forms still work.
+            for target in ("%1", "t1", "t1:0", "t1:0.0"):
+                done = await call(session, "pane_info", target=target)
+                assert done["pane"] == "%1", (target, done)

@@ -923,8 +923,36 @@ pub(crate) fn normalize_target(target: &str) -> Result<String, ToolError> {
     if target.chars().any(char::is_control) {
         return Err(bad("it contains control characters"));
     }
-    if target.starts_with(['$', '@', '%', '{']) {
+    // An id: its sign and number, as tmux writes it (tmux would also read
+    // `% 1` and `%01` as `%1`, and trailing junk after some forms).
+    if let Some(number) = target.strip_prefix(['$', '@', '%']) {
+        let canonical = !number.is_empty()
+            && number.bytes().all(|b| b.is_ascii_digit())
+            && (number == "0" || !number.starts_with('0'));
+        if !canonical {
+            return Err(bad(
+                "an id is $, @ or % and its number as list_terminals shows it (%3), with no space, sign or leading zero",
+            ));
+        }
         return Ok(target.to_owned());
+    }
+    if target.starts_with('{') {
+        return Ok(target.to_owned());
+    }
+    let name = target.strip_prefix('=').unwrap_or(target);
+    let (session, place) = match name.split_once(':') {
+        Some((session, place)) => (session, Some(place)),
+        None => (name, None),
+    };
+    if session.is_empty() {
+        // tmux would take the current session: tmux-mcp's own.
+        return Err(bad("it names no session"));
+    }
+    if let Some((_, pane)) = place.and_then(|p| p.split_once('.'))
+        && !(pane.is_empty()
+            || (pane.bytes().all(|b| b.is_ascii_digit()) && (pane == "0" || !pane.starts_with('0'))))
+    {
+        return Err(bad("the part after '.' must be the pane's index (digits)"));
     }
     // `=name` alone is not found as a pane target; `=name:` (the session's
     // current window) is.
@@ -988,6 +1016,13 @@ mod tests {
         assert_eq!(normalize_target("=x").unwrap(), "=x:");
         assert!(normalize_target("").is_err());
         assert!(normalize_target("a\nb").is_err());
+        // Forms tmux would read loosely (issue 24, item 19).
+        for quirk in ["t1:0.0;", "% 1", "%01", "%", "$-1", "@1x", "=", ":", "=:", ":1", "t1:0.x"] {
+            assert!(normalize_target(quirk).is_err(), "{quirk:?}");
+        }
+        assert_eq!(normalize_target("%0").unwrap(), "%0");
+        assert_eq!(normalize_target("t1:0.").unwrap(), "=t1:0.");
+        assert_eq!(normalize_target("a;b").unwrap(), "=a;b:");
     }
 
     #[test]
