@@ -105,3 +105,24 @@ async def test_loose_targets_are_refused_not_guessed(tmux_mcp: TmuxMcp, quirk: s
             for target in ("%1", "t1", "t1:0", "t1:0.0"):
                 done = await call(session, "pane_info", target=target)
                 assert done["pane"] == "%1", (target, done)
+
+
+async def test_symbolic_links_in_the_state_directory_are_not_followed(tmux_mcp: TmuxMcp) -> None:
+    elsewhere = tmux_mcp.root / "elsewhere"
+    (elsewhere / "shell").mkdir(parents=True)
+    (elsewhere / "logs").mkdir()
+    tmux_mcp.state.mkdir(mode=0o700)
+    (tmux_mcp.state / "shell").symlink_to(elsewhere / "shell")
+    (tmux_mcp.state / "logs").symlink_to(elsewhere / "logs")
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "links"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            # Without its hooks directory the shell runs plainly; run works.
+            assert created.structured_content["shell_integration"] is None, created.structured_content
+            done = await call(session, "run", target=pane, command="echo still-works")
+            assert done["output"] == "still-works\n", done
+    # Nothing was written through the links.
+    assert list((elsewhere / "shell").iterdir()) == []
+    assert list((elsewhere / "logs").iterdir()) == []

@@ -608,7 +608,7 @@ impl Backend {
         // A remote server's process ids are the remote machine's: only the
         // local logs name their server, and only they are pruned.
         let journals = Arc::new(Journals::new(
-            Some(self.state_dir().join("logs")),
+            private_subdir(&self.state_dir(), "logs"),
             self.log_bytes,
             server_pid.filter(|_| self.remote.is_none()),
         ));
@@ -618,9 +618,13 @@ impl Backend {
         if removed > 0 {
             tracing::info!(removed, "removed the logs of panes that ended unseen");
         }
+        // Local hooks are files: only in a directory of the state
+        // directory's own that is no symbolic link.
+        let hooks_dir = self.state_dir().join("shell");
+        let hooks_ok = self.remote.is_some() || private_subdir(&self.state_dir(), "shell").is_some();
         let shells = Shells::new(
-            self.shell_integration,
-            self.state_dir().join("shell"),
+            self.shell_integration && hooks_ok,
+            hooks_dir,
             self.remote.as_ref().map(|_| self.program.as_str()),
         );
         // A server tmux-mcp started (its configuration marks it), or
@@ -774,6 +778,21 @@ pub(crate) fn create_dir_0700(dir: &Path) -> std::io::Result<()> {
     {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
         _ => Ok(()),
+    }
+}
+
+/// `state/name`, made or checked as [`private_dir`] does (so a symbolic
+/// link there is refused, not followed); `None`, with a warning, when it
+/// cannot be used.
+fn private_subdir(state: &Path, name: &str) -> Option<PathBuf> {
+    let dir = state.join(name);
+    let checked = private_dir(state).and_then(|()| private_dir(&dir));
+    match checked {
+        Ok(()) => Some(dir),
+        Err(e) => {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot use this part of the state directory; going on without it");
+            None
+        }
     }
 }
 
