@@ -126,3 +126,27 @@ async def test_symbolic_links_in_the_state_directory_are_not_followed(tmux_mcp: 
     # Nothing was written through the links.
     assert list((elsewhere / "shell").iterdir()) == []
     assert list((elsewhere / "logs").iterdir()) == []
+
+
+async def test_without_tmux_pane_the_client_s_whole_session_is_guarded_alike(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            mine = (await connecting_call(session.call_tool, "create_terminal", {"name": "client"})).structured_content
+            other = (await connecting_call(session.call_tool, "create_terminal", {"name": "other"})).structured_content
+        # The client runs in session `mine` of this server, its pane unknown.
+        inside = {"TMUX": f"{tmux_mcp.socket},1,{mine['session'].lstrip('$')}"}
+        async with tmux_mcp.session("--toolsets", "inspect,execute,teardown", env=inside) as (session, _):
+            for tool, args in [
+                ("send_text", {"target": mine["pane"], "text": "echo hi", "enter": True}),
+                ("run", {"target": mine["pane"], "command": "echo hi"}),
+                ("respawn", {"target": mine["pane"]}),
+                ("kill_pane", {"target": mine["pane"]}),
+                ("kill_window", {"target": mine["window"]}),
+                ("kill_session", {"target": mine["session"]}),
+            ]:
+                result = await session.call_tool(tool, args)
+                assert result.is_error, (tool, text_of(result))
+                assert "protect the MCP client itself" in text_of(result), text_of(result)
+            # Another session is not the client's.
+            sent = await session.call_tool("send_text", {"target": other["pane"], "text": "true", "enter": True})
+            assert not sent.is_error, text_of(sent)

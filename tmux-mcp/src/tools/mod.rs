@@ -245,16 +245,23 @@ impl TmuxMcp {
             Guarded::KillSession => my_session == Some(r.session),
             Guarded::KillServer => true,
         };
-        // Inside this server but the pane cannot be placed: be conservative
-        // for everything wider than a pane.
-        let unknown = mine.is_none() && matches!(action, Guarded::KillWindow);
+        // Inside this server but the pane cannot be placed (TMUX_PANE unset
+        // or unknown): any pane of the client's session may be its own, so
+        // every action on that session is refused alike; with no session
+        // known either, everything wider than a pane is.
+        let unknown = mine.is_none()
+            && match my_session {
+                Some(session) => session == r.session,
+                None => matches!(action, Guarded::KillWindow | Guarded::KillSession),
+            };
         if hit || unknown {
+            let which = match pane {
+                Some(p) => format!("TMUX_PANE={p}"),
+                None => "TMUX_PANE is not set, so any pane of its session may be it".to_owned(),
+            };
             return refuse(format!(
-                "the target ({} {} {}) holds the terminal tmux-mcp's own client runs in (TMUX_PANE={})",
-                r.session,
-                r.window,
-                r.pane,
-                pane.map_or_else(|| "?".to_owned(), |p| p.to_string())
+                "the target ({} {} {}) may hold the terminal tmux-mcp's own client runs in ({which})",
+                r.session, r.window, r.pane,
             ));
         }
         Ok(())
