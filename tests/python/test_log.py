@@ -194,3 +194,45 @@ async def test_logs_of_panes_that_ended_unseen_are_removed(tmux_mcp: TmuxMcp) ->
             await call(session, "run", target=fresh, command="echo new")
         last = log_dirs(tmux_mcp)
         assert len(last) == 1 and not last.keys() & first.keys(), (first, last)
+
+
+async def test_a_record_cut_short_on_disk_loses_nothing_written_after_it(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            pane = await terminal(session, "cut")
+            await call(session, "run", target=pane, command="echo first-run")
+        (log_dir,) = (tmux_mcp.state / "logs").iterdir()
+        # What a crash in the middle of a write leaves at the end of the log:
+        # a record cut in the middle of a multi-byte character, no newline.
+        record = '{"t":"l","n":90,"s":1,"at":0,"x":"caf\u00e9"}\n'.encode()
+        cut = record[: record.index("\u00e9".encode()) + 1]
+        with open(log_dir / "log.jsonl", "ab") as log:
+            log.write(cut)
+
+        # A later run writes more lines and regions after the bad record.
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            for command in ["echo second-run-a", "echo second-run-b", "true"]:
+                await call(session, "run", target=pane, command=command)
+            texts = await log_texts(session, pane)
+            assert "first-run" in texts, texts
+        assert cut in (log_dir / "log.jsonl").read_bytes()
+
+        # And the next restart still reads all of it back, saying what it skipped.
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            texts = await log_texts(session, pane)
+            for word in ["first-run", "second-run-a", "second-run-b"]:
+                assert word in texts, texts
+            assert texts.index("first-run") < texts.index("second-run-a") < texts.index("second-run-b"), texts
+            restarts = [t for t in texts if t.startswith("[tmux-mcp restarted")]
+            assert len(restarts) == 2, texts
+            for restart in restarts:
+                assert "1 record of this log on disk could not be read" in restart, restart
+            regions = await call(session, "list_regions", target=pane)
+            assert [(r["command"], r.get("recovered")) for r in regions["regions"]] == [
+                ("echo first-run", True),
+                ("echo second-run-a", True),
+                ("echo second-run-b", True),
+                ("true", True),
+            ], regions
+            last = await call(session, "read_region", target=pane, id=regions["regions"][2]["id"])
+            assert last["output"] == "second-run-b", last

@@ -93,3 +93,57 @@ async def test_runs_in_a_shell_without_integration_are_regions(tmux_mcp: TmuxMcp
                 ("echo a", 0, "wrapped"),
                 ("(exit 3)", 3, "wrapped"),
             ]
+
+
+async def test_a_recovered_region_whose_output_rotated_out_says_so(tmux_mcp: TmuxMcp) -> None:
+    # The smallest durable log: the output of `seq` rotates the first
+    # command's output out of it.
+    args = ("--log-bytes", "65536")
+    bash = {"SHELL": shutil.which("bash") or "/bin/bash"}
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(*args, env=bash) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "rotated"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            await call(session, "run", target=pane, command="echo early-output")
+            await call(session, "run", target=pane, command="seq 1 20000")
+
+        async with tmux_mcp.session(*args, env=bash) as (session, _):
+            listed = await call(session, "list_regions", target=pane)
+            early, seq = listed["regions"]
+            assert (early["command"], early.get("recovered")) == ("echo early-output", True), early
+            one = await session.call_tool("read_region", {"target": pane, "id": early["id"]})
+            assert not one.is_error, text_of(one)
+            text = text_of(one)
+            assert "(no output)" not in text, text
+            assert "rotated out of the log" in text, text
+            lost = one.structured_content["region"]["output_lost"]
+            assert lost == [
+                {
+                    "why": "rotated_out",
+                    "from_line": early["first_line"],
+                    "to_line": early["last_line"],
+                    "lines": 1,
+                    "bytes": early["output_bytes"],
+                }
+            ], one.structured_content
+            assert early["output_lost"] == lost, early
+            assert "output rotated out of the log" in text_of(await session.call_tool("list_regions", {"target": pane}))
+
+            # The long command's first lines were dropped while it ran, before
+            # its region was written: their number is unknown, the lines up
+            # to which they go are known, and its last lines are still there.
+            (part,) = seq["output_lost"]
+            assert part["why"] == "rotated_out" and part["from_line"] is None and part["lines"] is None, part
+            assert seq["first_line"] is not None and part["to_line"] < seq["last_line"], (part, seq)
+            assert part["bytes"] is None or 0 < part["bytes"] < seq["output_bytes"], part
+            long = await session.call_tool("read_region", {"target": pane, "id": seq["id"]})
+            assert "part of its output" in text_of(long) and "rotated out of the log" in text_of(long), text_of(long)[:400]
+            # Longer than the reply's budget: it says where to read on.
+            more = long.structured_content["more_from_line"]
+            assert f"read_log from_line={more}" in text_of(long), text_of(long)[:400]
+            assert seq["first_line"] < more <= seq["last_line"], (more, seq)
+            found = await call(session, "search_regions", target=pane, pattern="^early-output$")
+            assert found["output_matches"] == 0 and found["output_lost"] == [early["id"], seq["id"]], found
+            tail = await call(session, "read_log", target=pane, from_line=seq["last_line"], last_lines=1)
+            assert tail["lines"][0]["text"] == "20000", tail

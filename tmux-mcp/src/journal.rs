@@ -11,8 +11,11 @@
 //! (`"t":"r"`). When `log.jsonl` passes half the bound it becomes
 //! `log.1.jsonl` (replacing the older one) and a new file starts with the
 //! regions known so far, so the log on disk never holds more than the bound
-//! and the regions survive rotation. A pane that is gone takes its log with
-//! it. The lines the pane still shows (they can change) are not on disk: a
+//! and the regions survive rotation. A restarted server reads the records
+//! back one by one: a line that is not a record (cut short by a crash, even
+//! inside a multi-byte character) is skipped and counted in the log's
+//! restart line, and the records after it are read. A pane that is gone
+//! takes its log with it. The lines the pane still shows (they can change) are not on disk: a
 //! restarted server reads them from tmux's screen.
 //!
 //! A pane can also end unseen: its tmux server was killed, or tmux-mcp was
@@ -28,7 +31,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead as _, BufReader, Write as _};
+use std::io::{BufRead, BufReader, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -101,6 +104,25 @@ struct StoredRegion {
     lines: Option<(u64, u64)>,
     output_bytes: u64,
     end: u64,
+    /// Bytes at the start of its output that the log had already dropped
+    /// (to stay within its bound) when the region was written: they are in
+    /// no line (`lines` starts after them).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    dropped: u64,
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if passes a reference
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What the log holds of a range of its lines ([`Journal::held`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Held {
+    /// How many of the lines it holds.
+    pub(crate) lines: u64,
+    /// The oldest line it holds (the next line's number when it holds none).
+    pub(crate) oldest: u64,
 }
 
 /// What a read of the log returns.
@@ -140,6 +162,11 @@ struct Inner {
     last_id: u64,
     /// The pane's layout generation when the cooker was last sized.
     layout: Option<u64>,
+    /// The session and offset of the last line dropped from memory.
+    evicted: Option<(u32, u64)>,
+    /// The recovered regions whose output began with bytes the log had
+    /// dropped when they were written: id and how many bytes.
+    dropped: HashMap<u64, u64>,
 }
 
 /// The cooked log of one pane (see the module docs).
@@ -238,7 +265,10 @@ impl Inner {
         self.lines.push_back(entry);
         while self.kept_bytes > self.max_bytes {
             match self.lines.pop_front() {
-                Some(old) => self.kept_bytes -= old.text.len() as u64 + 32,
+                Some(old) => {
+                    self.kept_bytes -= old.text.len() as u64 + 32;
+                    self.evicted = Some((old.session, old.at));
+                }
                 None => break,
             }
         }
@@ -291,6 +321,8 @@ impl Journal {
             written: VecDeque::new(),
             last_id: 0,
             layout: None,
+            evicted: None,
+            dropped: HashMap::new(),
         };
         let mut recovered = Vec::new();
         if let Some(dir) = dir {
@@ -299,50 +331,79 @@ impl Journal {
                 .mode(0o700)
                 .create(&dir);
             let mut last_session = 0;
+            let mut skipped = 0;
+            let mut cut = false;
+            // The files whose reading an error stopped, with the error.
+            let mut unread: Vec<String> = Vec::new();
             for name in ["log.1.jsonl", "log.jsonl"] {
                 let Ok(file) = File::open(dir.join(name)) else {
                     continue;
                 };
-                for line in BufReader::new(file).lines() {
-                    let Ok(line) = line else { break };
-                    // A record cut short by a crash is skipped.
-                    let Ok(record) = serde_json::from_str::<Record>(&line) else {
-                        continue;
-                    };
-                    match record {
-                        Record::Session { s, .. } => last_session = last_session.max(s),
-                        Record::Line { n, s, at, x, k } if n >= inner.next => {
-                            inner.next = n + 1;
-                            inner.keep(LogLine {
-                                n,
-                                session: s,
-                                at,
-                                text: x,
-                                kind: LineKind::from_name(&k),
-                            });
-                        }
-                        Record::Line { .. } => {}
-                        Record::Region(r) => {
-                            recovered.retain(|o: &StoredRegion| o.id != r.id);
-                            recovered.push(r);
-                        }
+                let read = read_records(BufReader::new(file), |record| match record {
+                    Record::Session { s, .. } => last_session = last_session.max(s),
+                    Record::Line { n, s, at, x, k } if n >= inner.next => {
+                        inner.next = n + 1;
+                        inner.keep(LogLine {
+                            n,
+                            session: s,
+                            at,
+                            text: x,
+                            kind: LineKind::from_name(&k),
+                        });
                     }
+                    Record::Line { .. } => {}
+                    Record::Region(r) => {
+                        recovered.retain(|o: &StoredRegion| o.id != r.id);
+                        recovered.push(r);
+                    }
+                });
+                if let Some(e) = &read.error {
+                    tracing::warn!(file = %dir.join(name).display(), error = %e, "cannot read the rest of the pane's log");
+                    unread.push(format!("{name} ({e})"));
                 }
+                skipped += read.skipped;
+                cut = name == "log.jsonl" && read.cut;
+            }
+            if skipped > 0 {
+                tracing::warn!(dir = %dir.display(), skipped, "records of the pane's log on disk could not be read (cut short by a crash?) and were skipped");
             }
             inner.session = last_session + 1;
             match made.and_then(|()| open_append(&dir.join("log.jsonl"))) {
-                Ok(file) => {
+                Ok(mut file) => {
                     inner.file_bytes = file.metadata().map_or(0, |m| m.len());
-                    inner.file = Some(file);
-                    inner.dir = Some(dir);
+                    // A record cut short at the end: end its line, so that
+                    // the next record is a line of its own.
+                    let ended = if cut { file.write_all(b"\n") } else { Ok(()) };
+                    match ended {
+                        Ok(()) => {
+                            inner.file_bytes += u64::from(cut);
+                            inner.file = Some(file);
+                            inner.dir = Some(dir);
+                        }
+                        Err(e) => {
+                            tracing::warn!(dir = %dir.display(), error = %e, "cannot write the pane's log; it is kept in memory only");
+                        }
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(dir = %dir.display(), error = %e, "cannot write the pane's log; it is kept in memory only");
                 }
             }
             let session = inner.session;
-            if inner.next > 1 {
-                let restarted = "[tmux-mcp restarted here: what the terminal printed while tmux-mcp was not running is not in this log]".to_owned();
+            if inner.next > 1 || skipped > 0 || !unread.is_empty() || !recovered.is_empty() {
+                let mut restarted = "[tmux-mcp restarted here: what the terminal printed while tmux-mcp was not running is not in this log".to_owned();
+                match skipped {
+                    0 => {}
+                    1 => restarted.push_str("; 1 record of this log on disk could not be read (cut short, as by a crash) and was skipped: what it held is missing, the records after it were read"),
+                    n => restarted.push_str(&format!("; {n} records of this log on disk could not be read (cut short, as by a crash) and were skipped: what they held is missing, the records after them were read")),
+                }
+                if !unread.is_empty() {
+                    restarted.push_str(&format!(
+                        "; the rest of {} could not be read, so lines and regions after that point are missing",
+                        unread.join(" and ")
+                    ));
+                }
+                restarted.push(']');
                 inner.push(Cooked {
                     at: offset,
                     text: restarted,
@@ -356,6 +417,11 @@ impl Journal {
             });
             inner.last_id = recovered.iter().map(|r| r.id).max().unwrap_or(0);
             inner.written = recovered.iter().cloned().collect();
+            inner.dropped = recovered
+                .iter()
+                .filter(|r| r.dropped > 0)
+                .map(|r| (r.id, r.dropped))
+                .collect();
         }
         (
             Self {
@@ -422,8 +488,9 @@ impl Journal {
                 let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
                 (at == from).then(|| cook(&raw).trim().to_owned())
             });
-            let lines = region_lines(&inner, &r);
+            let (lines, dropped) = region_span(&inner, &r);
             let stored = StoredRegion {
+                dropped,
                 id: r.id,
                 s: session,
                 command,
@@ -508,6 +575,31 @@ impl Journal {
         read.lines.into_iter().filter(|l| l.n <= to).collect()
     }
 
+    /// Of log lines `from..=to`, how many the log holds (final or still on
+    /// the screen), and the oldest line it holds: the lines before that
+    /// one were rotated out.
+    pub(crate) fn held(&self, from: u64, to: u64) -> Held {
+        let inner = self.lock();
+        let oldest = inner.lines.front().map_or(inner.next, |l| l.n);
+        let finals = inner.lines.partition_point(|l| l.n <= to)
+            - inner.lines.partition_point(|l| l.n < from);
+        let live_end = inner.next + inner.cooker.tail().0.len() as u64;
+        let live = to
+            .saturating_add(1)
+            .min(live_end)
+            .saturating_sub(from.max(inner.next));
+        Held {
+            lines: finals as u64 + live,
+            oldest,
+        }
+    }
+
+    /// Bytes at the start of recovered region `id`'s output that the log
+    /// had dropped when the region was written (0 when none).
+    pub(crate) fn dropped_before(&self, id: u64) -> u64 {
+        self.lock().dropped.get(&id).copied().unwrap_or(0)
+    }
+
     /// The first and last log lines of a region's output (this session's).
     pub(crate) fn region_lines(&self, r: &Region) -> Option<(u64, u64)> {
         region_lines(&self.lock(), r)
@@ -522,6 +614,47 @@ impl Journal {
     }
 }
 
+/// What [`read_records`] found in one file of a log.
+#[derive(Debug, Default)]
+struct ReadRecords {
+    /// Lines that are not a record tmux-mcp can read (cut short by a
+    /// crash, not UTF-8, not JSON): skipped, with what comes after them read.
+    skipped: u64,
+    /// The file's last line has no newline (a record cut short at its end).
+    cut: bool,
+    /// The error that stopped the reading before the end of the file.
+    error: Option<std::io::Error>,
+}
+
+/// Reads a log file's records in order, handing each to `each`. A line
+/// that is not a record is skipped and counted: what follows it is read.
+fn read_records(mut reader: impl BufRead, mut each: impl FnMut(Record)) -> ReadRecords {
+    let mut read = ReadRecords::default();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => {
+                read.error = Some(e);
+                break;
+            }
+        }
+        read.cut = line.last() != Some(&b'\n');
+        let record = line.strip_suffix(b"\n").unwrap_or(&line);
+        if record.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        match serde_json::from_slice::<Record>(record) {
+            Ok(record) => each(record),
+            Err(_) => read.skipped += 1,
+        }
+    }
+    read
+}
+
 fn region_lines(inner: &Inner, r: &Region) -> Option<(u64, u64)> {
     if let Some(lines) = r.lines {
         return Some(lines);
@@ -532,6 +665,45 @@ fn region_lines(inner: &Inner, r: &Region) -> Option<(u64, u64)> {
     let first = inner.line_at(r.output_start)?;
     let last = inner.line_at(r.output_end - 1)?;
     (first <= last).then_some((first, last))
+}
+
+/// The first and last log lines of a region's output, for writing it,
+/// and how many bytes at its start the log had already dropped (in no line
+/// it holds): then the first line is the first one after them.
+fn region_span(inner: &Inner, r: &Region) -> (Option<(u64, u64)>, u64) {
+    let total = r.output_end.saturating_sub(r.output_start);
+    if total == 0 {
+        return (None, 0);
+    }
+    if inner.line_at(r.output_start).is_some() {
+        return (region_lines(inner, r), 0);
+    }
+    // Its start is in no line held: dropped, if this session's lines were.
+    let session = inner.session;
+    if inner.evicted.is_none_or(|(s, _)| s != session) {
+        return (region_lines(inner, r), 0);
+    }
+    // The oldest line held after it: this session's first final line,
+    // else the first row on the screen.
+    let i = inner.lines.partition_point(|l| l.session < session);
+    let first = match inner.lines.get(i) {
+        Some(l) => Some((l.n, l.at)),
+        None => inner
+            .cooker
+            .tail_offsets()
+            .first()
+            .map(|at| (inner.next, *at)),
+    };
+    match first {
+        Some((n, at)) if at < r.output_end => {
+            let last = inner.line_at(r.output_end - 1).filter(|last| *last >= n);
+            (
+                last.map(|last| (n, last)),
+                at.saturating_sub(r.output_start).min(total),
+            )
+        }
+        _ => (None, total),
+    }
 }
 
 impl StoredRegion {
@@ -917,6 +1089,175 @@ mod tests {
         assert!(size("log.jsonl") + size("log.1.jsonl") <= 64 * 1024 + 200);
         let read = journal.read(None, 1, 10);
         assert!(read.first > 1, "old lines were dropped from memory too");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A record cut short by a crash: its first bytes, ending inside the
+    /// multi-byte character `é`.
+    fn cut_record() -> Vec<u8> {
+        let record = r#"{"t":"l","n":90,"s":1,"at":0,"x":"café"}"#.as_bytes();
+        let cut = record.iter().position(|b| *b == 0xc3).unwrap() + 1;
+        record[..cut].to_vec()
+    }
+
+    #[test]
+    fn the_reader_skips_and_counts_bad_records_and_reads_on() {
+        let mut log = Vec::new();
+        log.extend_from_slice(b"{\"t\":\"s\",\"s\":1,\"pid\":1,\"started\":0}\n");
+        log.extend_from_slice(b"{\"t\":\"l\",\"n\":1,\"s\":1,\"at\":0,\"x\":\"one\"}\n");
+        log.extend_from_slice(&cut_record());
+        log.push(b'\n');
+        log.extend_from_slice(b"not json at all\n\n");
+        log.extend_from_slice(b"{\"t\":\"l\",\"n\":2,\"s\":1,\"at\":5,\"x\":\"two \xc3\xa9\"}\n");
+        let mut lines = Vec::new();
+        let read = read_records(&log[..], |r| {
+            if let Record::Line { n, x, .. } = r {
+                lines.push((n, x));
+            }
+        });
+        assert_eq!(lines, [(1, "one".to_owned()), (2, "two é".to_owned())]);
+        assert_eq!((read.skipped, read.cut), (2, false));
+        assert!(read.error.is_none());
+
+        // Cut short at the end: skipped, and said to be cut.
+        let mut log = b"{\"t\":\"l\",\"n\":1,\"s\":1,\"at\":0,\"x\":\"one\"}\n".to_vec();
+        log.extend_from_slice(&cut_record());
+        let read = read_records(&log[..], |_| {});
+        assert_eq!((read.skipped, read.cut), (1, true));
+    }
+
+    fn texts(journal: &Journal) -> Vec<String> {
+        journal
+            .read(Some(1), 0, 1000)
+            .lines
+            .into_iter()
+            .map(|l| l.text)
+            .collect()
+    }
+
+    fn stored(id: u64, lines: Option<(u64, u64)>, dropped: u64) -> StoredRegion {
+        StoredRegion {
+            id,
+            s: 1,
+            command: Some(format!("command {id}")),
+            cwd: None,
+            status: Some(0),
+            pipestatus: None,
+            duration_ms: None,
+            integrated: true,
+            lines,
+            output_bytes: 10,
+            end: 0,
+            dropped,
+        }
+    }
+
+    #[test]
+    fn a_record_cut_short_loses_nothing_written_after_it() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-journal-cut-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (journal, _) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        journal.feed(0, b"first\r\n\x1b]133;A\x07");
+        journal
+            .lock()
+            .write(&Record::Region(stored(1, Some((1, 1)), 0)));
+        drop(journal);
+        // A crash in the middle of a write.
+        let mut file = open_append(&dir.join("log.jsonl")).unwrap();
+        file.write_all(&cut_record()).unwrap();
+        drop(file);
+
+        // A later run writes lines and regions after it.
+        let (journal, recovered) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        assert_eq!(recovered.len(), 1);
+        journal.feed(0, b"second-a\r\nsecond-b\r\n\x1b]133;A\x07");
+        for id in 2..=4 {
+            journal
+                .lock()
+                .write(&Record::Region(stored(id, Some((3, 4)), 0)));
+        }
+        drop(journal);
+
+        // The next run reads all of it back and says what it skipped.
+        let (journal, recovered) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        let ids: Vec<u64> = recovered.iter().map(|r| r.id).collect();
+        assert_eq!(ids, [1, 2, 3, 4]);
+        let texts = texts(&journal);
+        assert_eq!(texts[0], "first");
+        assert_eq!(&texts[2..4], ["second-a", "second-b"]);
+        for restart in [&texts[1], &texts[4]] {
+            assert!(
+                restart.starts_with("[tmux-mcp restarted here")
+                    && restart.contains("1 record of this log on disk could not be read"),
+                "{restart}"
+            );
+        }
+        // The cut record's line was ended: every later record is whole.
+        let on_disk = std::fs::read(dir.join("log.jsonl")).unwrap();
+        let mut cut_line = cut_record();
+        cut_line.push(b'\n');
+        assert!(on_disk.windows(cut_line.len()).any(|w| w == cut_line));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_region_whose_start_was_dropped_says_how_much() {
+        let dir =
+            std::env::temp_dir().join(format!("tmux-mcp-journal-drop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (journal, _) = Journal::open(Some(dir.clone()), 64 * 1024, 0);
+        let mut at = 0;
+        let mut feed = |data: &[u8]| {
+            journal.feed(at, data);
+            at += data.len() as u64;
+            at
+        };
+        let start = feed(b"\x1b]133;A\x07$ seq\r\n\x1b]133;C\x07");
+        let mut body = Vec::new();
+        for i in 1..=20_000 {
+            body.extend_from_slice(format!("{i}\r\n").as_bytes());
+        }
+        let end = feed(&body);
+        feed(b"\x1b]133;D;0\x07\x1b]133;A\x07$ ");
+        let region = Region {
+            id: 1,
+            command: None,
+            input: None,
+            cwd: None,
+            output_start: start,
+            output_end: end,
+            end,
+            status: Some(0),
+            pipestatus: None,
+            duration_ms: None,
+            integrated: true,
+            lines: None,
+            recovered: false,
+        };
+        let (lines, dropped) = region_span(&journal.lock(), &region);
+        let (first, last) = lines.unwrap();
+        let oldest = journal.read(None, 1, 1).first;
+        assert_eq!(first, oldest);
+        let held = journal.lines(first, last);
+        assert_eq!(held.last().unwrap().text, "20000");
+        assert_eq!(held.first().unwrap().at - start, dropped);
+        assert!(dropped > 0 && dropped < end - start);
+        assert_eq!(
+            journal.held(first - 10, last + 1),
+            Held {
+                lines: last - first + 2,
+                oldest
+            }
+        );
+        let mut r = stored(1, lines, dropped);
+        r.output_bytes = end - start;
+        journal.lock().write(&Record::Region(r));
+        drop(journal);
+        let (journal, _) = Journal::open(Some(dir.clone()), 64 * 1024, 0);
+        assert_eq!(
+            (journal.dropped_before(1), journal.dropped_before(2)),
+            (dropped, 0)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

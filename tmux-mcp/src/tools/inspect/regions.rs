@@ -10,7 +10,7 @@ use tmux_control::PaneOutput;
 
 use std::sync::Arc;
 
-use crate::journal::Journal;
+use crate::journal::{Held, Journal};
 use crate::regions::Region;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
@@ -53,6 +53,140 @@ pub struct RegionEntry {
     /// Recovered from the log of an earlier run of tmux-mcp (its output is read from the cooked log; its cursors are 0).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub recovered: bool,
+    /// For a recovered region: the lines of its output (first_line..last_line) that the cooked log no longer holds, and why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_lost: Vec<OutputLost>,
+}
+
+/// Output of a recovered region that the cooked log no longer holds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct OutputLost {
+    /// rotated_out: dropped from the log to keep it within --log-bytes (older than the oldest line it holds); not_in_log: the log holds no line with these numbers (a record on disk that could not be read: see the restart line in read_log).
+    pub why: &'static str,
+    /// The first log line lost; null when the loss starts in lines dropped before the region was written (their numbers are not known).
+    pub from_line: Option<u64>,
+    /// The last log line lost; null when no line of its output is left to count from.
+    pub to_line: Option<u64>,
+    /// How many log lines of its output are lost; null when not known.
+    pub lines: Option<u64>,
+    /// Bytes of raw output lost; null when not known (the log keeps lines, not their raw bytes). Equal to output_bytes when the whole output is lost.
+    pub bytes: Option<u64>,
+}
+
+impl OutputLost {
+    /// A sentence saying what is lost and why.
+    fn describe(&self, output_bytes: u64) -> String {
+        let mut detail: Vec<String> = Vec::new();
+        if let Some(n) = self.lines {
+            detail.push(format!("{n} line(s)"));
+        }
+        if let Some(b) = self.bytes {
+            detail.push(format!("{b} bytes"));
+        }
+        match (self.from_line, self.to_line) {
+            (Some(a), Some(b)) => detail.push(format!("log lines {a} to {b}")),
+            (None, Some(b)) => detail.push(format!("up to log line {b}")),
+            _ => {}
+        }
+        let what = if self.bytes == Some(output_bytes) {
+            "its whole output"
+        } else {
+            "part of its output"
+        };
+        let what = if detail.is_empty() {
+            what.to_owned()
+        } else {
+            format!("{what} ({})", detail.join(", "))
+        };
+        match self.why {
+            "rotated_out" => {
+                format!("{what} was rotated out of the log, which keeps the newest --log-bytes")
+            }
+            _ => format!(
+                "{what} is not in the log (a record of the log on disk could not be read: see read_log)"
+            ),
+        }
+    }
+
+    /// A few words for list_regions.
+    fn brief(&self, output_bytes: u64) -> String {
+        let what = if self.bytes == Some(output_bytes) {
+            "output".to_owned()
+        } else {
+            match self.lines {
+                Some(n) => format!("{n} output line(s)"),
+                None => "part of the output".to_owned(),
+            }
+        };
+        match self.why {
+            "rotated_out" => format!("{what} rotated out of the log"),
+            _ => format!("{what} not in the log"),
+        }
+    }
+}
+
+/// What the log no longer holds of a recovered region's output: its lines
+/// `lines` (none when no line of it was logged), after `dropped` bytes the
+/// log had dropped already when the region was written.
+fn output_lost(
+    journal: Option<&Journal>,
+    lines: Option<(u64, u64)>,
+    dropped: u64,
+    output_bytes: u64,
+) -> Vec<OutputLost> {
+    let Some((from, to)) = lines else {
+        return if dropped > 0 {
+            vec![OutputLost {
+                why: "rotated_out",
+                from_line: None,
+                to_line: None,
+                lines: None,
+                bytes: Some(dropped),
+            }]
+        } else {
+            Vec::new()
+        };
+    };
+    let total = (to + 1).saturating_sub(from);
+    let held = journal.map_or(
+        Held {
+            lines: 0,
+            oldest: to.saturating_add(1),
+        },
+        |j| j.held(from, to),
+    );
+    let rotated = held.oldest.min(to.saturating_add(1)).saturating_sub(from);
+    let missing = total.saturating_sub(rotated + held.lines);
+    let mut lost = Vec::new();
+    if rotated > 0 || dropped > 0 {
+        lost.push(OutputLost {
+            why: "rotated_out",
+            from_line: (dropped == 0).then_some(from),
+            to_line: if rotated > 0 {
+                Some(from + rotated - 1)
+            } else {
+                from.checked_sub(1)
+            },
+            lines: (dropped == 0).then_some(rotated),
+            bytes: if rotated == total {
+                Some(output_bytes)
+            } else if rotated == 0 {
+                Some(dropped)
+            } else {
+                None
+            },
+        });
+    }
+    if missing > 0 {
+        lost.push(OutputLost {
+            why: "not_in_log",
+            from_line: Some(from + rotated),
+            to_line: Some(to),
+            lines: Some(missing),
+            bytes: (missing == total && dropped == 0).then_some(output_bytes),
+        });
+    }
+    lost
 }
 
 /// Arguments of `list_regions`.
@@ -105,6 +239,9 @@ impl Summary for ListRegionsResult {
                 r.duration_ms
                     .map_or_else(String::new, |d| format!(" [{d} ms]"))
             ));
+            for lost in &r.output_lost {
+                s.push_str(&format!(" [{}]", lost.brief(r.output_bytes)));
+            }
         }
         if self.total == 0 {
             s.push_str(". Commands show up here once they finish (all commands in a shell with shell integration, else each completed run).");
@@ -139,9 +276,12 @@ pub struct ReadRegionResult {
     pub highlights: Vec<Highlight>,
     /// The part left out, to read with read_output.
     pub omitted: Option<Omitted>,
-    /// Output missing from the region, and why.
+    /// Output missing from the region, and why (for a recovered region: region.output_lost).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub losses: Vec<LossReport>,
+    /// A recovered region whose output is longer than the budget: the cooked log's line to read the rest from (read_log from_line).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub more_from_line: Option<u64>,
     /// The output as the text content shows it.
     #[serde(skip)]
     pub output_text: String,
@@ -167,11 +307,27 @@ impl Summary for ReadRegionResult {
                 r.output_bytes, o.from_cursor
             ));
         }
+        if let Some(n) = self.more_from_line {
+            s.push_str(&format!(
+                " Output is {} bytes; only its first lines are shown: read the rest with read_log from_line={n}.",
+                r.output_bytes
+            ));
+        }
         if let Some(lost) = describe_losses(&self.losses) {
             s.push(' ');
             s.push_str(&lost);
         }
-        if self.output_text.is_empty() {
+        if !r.output_lost.is_empty() {
+            let parts: Vec<String> = r
+                .output_lost
+                .iter()
+                .map(|l| l.describe(r.output_bytes))
+                .collect();
+            s.push_str(&format!(" Output is missing: {}.", parts.join("; ")));
+        }
+        if self.output_text.is_empty() && !r.output_lost.is_empty() {
+            s.push_str("\n(none of its output is left in the log)");
+        } else if self.output_text.is_empty() {
             s.push_str("\n(no output)");
         } else {
             s.push_str("\nOutput:\n");
@@ -230,6 +386,9 @@ pub struct SearchRegionsResult {
     pub truncated: bool,
     /// Regions searched.
     pub regions_searched: u32,
+    /// Recovered regions searched whose output the cooked log no longer wholly holds (list_regions says what is lost): the lost part was not searched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub output_lost: Vec<u64>,
 }
 
 impl Summary for SearchRegionsResult {
@@ -246,6 +405,13 @@ impl Summary for SearchRegionsResult {
                 ""
             }
         );
+        if !self.output_lost.is_empty() {
+            let ids: Vec<String> = self.output_lost.iter().map(|id| format!("#{id}")).collect();
+            s.push_str(&format!(
+                "; the log no longer holds all of the output of {} (see list_regions), so that part was not searched",
+                ids.join(", ")
+            ));
+        }
         for m in &self.matches {
             s.push_str(&format!(
                 "\n#{} {} {}: {}",
@@ -270,7 +436,13 @@ impl TmuxMcp {
     /// A region as the tools show it (its command line read back from
     /// the log when `run` did not type it).
     fn entry(&self, po: &PaneOutput, journal: Option<&Journal>, r: &Region) -> RegionEntry {
-        let lines = r.lines.or_else(|| journal?.region_lines(r));
+        // A recovered region's offsets are not this run's: its lines are
+        // the ones it was written with.
+        let lines = if r.recovered {
+            r.lines
+        } else {
+            r.lines.or_else(|| journal?.region_lines(r))
+        };
         let command = r.command.clone().or_else(|| {
             let (from, to) = r.input?;
             let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
@@ -278,7 +450,14 @@ impl TmuxMcp {
                 .then(|| self.redact(cook(&raw).trim()))
                 .filter(|c| !c.is_empty())
         });
+        let output_lost = if r.recovered {
+            let dropped = journal.map_or(0, |j| j.dropped_before(r.id));
+            output_lost(journal, lines, dropped, r.output_end - r.output_start)
+        } else {
+            Vec::new()
+        };
         RegionEntry {
+            output_lost,
             id: r.id,
             command: command.map(|c| self.redact(&c)),
             cwd: r.cwd.clone(),
@@ -310,14 +489,29 @@ impl TmuxMcp {
         Ok((po, journal, conn.shells.regions.list(r.pane)))
     }
 
-    /// A recovered region's output, from the cooked log (secrets masked).
-    fn recovered_output(&self, journal: Option<&Journal>, r: &Region) -> String {
+    /// A recovered region's output lines, from the cooked log (secrets
+    /// masked), with their numbers.
+    fn recovered_lines(&self, journal: Option<&Journal>, r: &Region) -> Vec<(u64, String)> {
         let (Some(journal), Some((from, to))) = (journal, r.lines) else {
-            return String::new();
+            return Vec::new();
         };
         let lines = journal.lines(from, to);
-        let texts: Vec<String> = lines.into_iter().map(|l| l.text).collect();
-        self.redact_lines(&texts).join("\n")
+        let texts: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
+        lines
+            .iter()
+            .map(|l| l.n)
+            .zip(self.redact_lines(&texts))
+            .collect()
+    }
+
+    /// A recovered region's output, from the cooked log (secrets masked).
+    fn recovered_output(&self, journal: Option<&Journal>, r: &Region) -> String {
+        let lines: Vec<String> = self
+            .recovered_lines(journal, r)
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        lines.join("\n")
     }
 }
 
@@ -372,16 +566,31 @@ impl TmuxMcp {
             ));
         };
         let budget = self.budget(args.max_bytes);
+        let mut more_from_line = None;
         let e = if region.recovered {
-            let text = self.recovered_output(journal.as_deref(), region);
+            let lines = self.recovered_lines(journal.as_deref(), region);
+            let text = lines
+                .iter()
+                .map(|(_, t)| t.as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
             let half = budget.saturating_sub(crate::shape::REPLY_OVERHEAD) / 2;
             let small = json_len(&text) <= half;
+            let text = if small {
+                text
+            } else {
+                // The whole lines that fit (else part of the first), and
+                // the line to read on from.
+                let prefix = json_prefix(&text, half);
+                let shown = prefix.matches('\n').count();
+                more_from_line = lines.get(shown).map(|(n, _)| *n);
+                match prefix.rfind('\n') {
+                    Some(end) => prefix[..end].to_owned(),
+                    None => prefix.to_owned(),
+                }
+            };
             Excerpt {
-                text: if small {
-                    text
-                } else {
-                    json_prefix(&text, half).to_owned()
-                },
+                text,
                 small,
                 ..Excerpt::default()
             }
@@ -395,6 +604,7 @@ impl TmuxMcp {
             highlights: e.highlights,
             omitted: e.omitted,
             losses: e.losses,
+            more_from_line,
             output_text: e.text,
         }))
     }
@@ -416,6 +626,7 @@ impl TmuxMcp {
             command_matches: 0,
             truncated: false,
             regions_searched: 0,
+            output_lost: Vec::new(),
         };
         let mut used = 0usize;
         let mut push = |out: &mut SearchRegionsResult, m: RegionMatch| {
@@ -432,6 +643,9 @@ impl TmuxMcp {
         {
             out.regions_searched += 1;
             let entry = self.entry(&po, journal.as_deref(), region);
+            if !entry.output_lost.is_empty() {
+                out.output_lost.push(region.id);
+            }
             if let Some(command) = entry.command.as_deref().filter(|c| re.is_match(c)) {
                 out.command_matches += 1;
                 let line = command.to_owned();
@@ -476,5 +690,56 @@ impl TmuxMcp {
             ));
         }
         Ok(Json(out))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_no_longer_held_is_reported_never_silent() {
+        // Its lines are gone: the whole output, with its size.
+        let lost = output_lost(None, Some((2, 4)), 0, 30);
+        assert_eq!(
+            lost,
+            [OutputLost {
+                why: "rotated_out",
+                from_line: Some(2),
+                to_line: Some(4),
+                lines: Some(3),
+                bytes: Some(30),
+            }]
+        );
+        let said = lost[0].describe(30);
+        assert!(
+            said.contains(
+                "its whole output (3 line(s), 30 bytes, log lines 2 to 4) was rotated out"
+            ),
+            "{said}"
+        );
+        assert_eq!(lost[0].brief(30), "output rotated out of the log");
+        // Its start was dropped before it was written, the rest is gone now.
+        let lost = output_lost(None, Some((7, 9)), 12, 40);
+        assert_eq!(
+            (
+                lost[0].from_line,
+                lost[0].to_line,
+                lost[0].lines,
+                lost[0].bytes
+            ),
+            (None, Some(9), None, Some(40))
+        );
+        // No line of it was logged: what was dropped is still reported.
+        let lost = output_lost(None, None, 40, 40);
+        assert_eq!(lost[0].bytes, Some(40));
+        assert!(
+            lost[0]
+                .describe(40)
+                .starts_with("its whole output (40 bytes)")
+        );
+        // Nothing printed, nothing dropped: nothing lost.
+        assert!(output_lost(None, None, 0, 0).is_empty());
     }
 }
