@@ -7,11 +7,14 @@ Every shell gets the test's private, empty HOME.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 
 import anyio
 import mcp
 import pytest
+from mcp.shared.exceptions import MCPError
 from support import TmuxMcp, connecting_call, text_of
 
 pytestmark = pytest.mark.anyio
@@ -150,3 +153,49 @@ async def test_without_tmux_pane_the_client_s_whole_session_is_guarded_alike(tmu
             # Another session is not the client's.
             sent = await session.call_tool("send_text", {"target": other["pane"], "text": "true", "enter": True})
             assert not sent.is_error, text_of(sent)
+
+
+async def test_resource_requests_are_answered_while_tmux_does_not_answer(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT + 60):
+        async with tmux_mcp.session("--max-wait-secs", "3", "--default-wait-secs", "1") as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "stopped"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"].lstrip("%")
+            pid = int(
+                subprocess.run(
+                    [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "display-message", "-p", "#{pid}"],
+                    env=tmux_mcp.env(),
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                    check=True,
+                ).stdout
+            )
+            os.kill(pid, signal.SIGSTOP)
+            try:
+                answers: dict[str, str] = {}
+
+                async def ask(name: str, request) -> None:
+                    try:
+                        await request()
+                        answers[name] = "result"
+                    except MCPError as e:
+                        answers[name] = str(e)
+
+                # Each is answered (an error naming the cause) within the
+                # bound of a tool call, not left hanging while tmux is stopped.
+                with anyio.fail_after(60):
+                    async with anyio.create_task_group() as tg:
+                        tg.start_soon(ask, "read", lambda: session.read_resource(f"tmux://pane/{pane}/screen"))
+                        tg.start_soon(ask, "terminals", lambda: session.read_resource("tmux://terminals"))
+                        tg.start_soon(ask, "list", session.list_resources)
+                        tg.start_soon(ask, "subscribe", lambda: session.subscribe_resource(f"tmux://pane/{pane}/screen"))
+                assert set(answers) == {"read", "terminals", "list", "subscribe"}, answers
+                for name, answer in answers.items():
+                    assert answer == "result" or "tmux may be unresponsive" in answer, (name, answer)
+                assert any("tmux may be unresponsive" in a for a in answers.values()), answers
+            finally:
+                os.kill(pid, signal.SIGCONT)
+            # tmux answers again: so do the resources.
+            listed = await session.list_resources()
+            assert any(r.uri == "tmux://terminals" for r in listed.resources), listed

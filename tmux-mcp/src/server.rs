@@ -472,7 +472,8 @@ impl ServerHandler for TmuxMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        self.list_resources_now().await
+        self.bounded("resources/list", self.list_resources_now())
+            .await
     }
 
     async fn list_resource_templates(
@@ -488,7 +489,9 @@ impl ServerHandler for TmuxMcp {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        self.read_resource_now(&request.uri).await.map(Into::into)
+        self.bounded("resources/read", self.read_resource_now(&request.uri))
+            .await
+            .map(Into::into)
     }
 
     #[allow(deprecated)]
@@ -497,7 +500,11 @@ impl ServerHandler for TmuxMcp {
         request: SubscribeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        self.subscribe_resource(&request.uri, context.peer).await
+        self.bounded(
+            "resources/subscribe",
+            self.subscribe_resource(&request.uri, context.peer),
+        )
+        .await
     }
 
     #[allow(deprecated)]
@@ -522,6 +529,29 @@ impl ServerHandler for TmuxMcp {
 }
 
 impl TmuxMcp {
+    /// A request other than a tool call (a resource read, list or
+    /// subscription), bounded like a tool call (`--max-wait-secs` plus a
+    /// grace), so that a tmux that stops answering gets the request an
+    /// error instead of no reply.
+    async fn bounded<T>(
+        &self,
+        what: &str,
+        request: impl std::future::Future<Output = Result<T, McpError>>,
+    ) -> Result<T, McpError> {
+        let limit = self.inner.config.max_wait + CALL_GRACE;
+        // A true timer: the outer bound of a request tmux does not answer.
+        match tokio::time::timeout(limit, request).await {
+            Ok(result) => result,
+            Err(_) => Err(McpError::internal_error(
+                format!(
+                    "{what} did not finish within {} s; tmux may be unresponsive (check it with list_terminals, or restart it)",
+                    limit.as_secs()
+                ),
+                None,
+            )),
+        }
+    }
+
     /// Runs one tool call on this value's host, bounded in time; a call on
     /// a remote host that failed because its connection was lost is
     /// answered with the host's `host_unreachable` error.
