@@ -8,6 +8,7 @@ Every shell gets the test's private, empty HOME.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 
@@ -199,3 +200,19 @@ async def test_resource_requests_are_answered_while_tmux_does_not_answer(tmux_mc
             # tmux answers again: so do the resources.
             listed = await session.list_resources()
             assert any(r.uri == "tmux://terminals" for r in listed.resources), listed
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+async def test_a_run_that_execs_a_new_shell_says_the_shell_was_replaced(tmux_mcp: TmuxMcp, shell: str) -> None:
+    program = shutil.which(shell)
+    assert program, f"{shell} is not installed (scripts/setup installs it)"
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": program}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"exec-{shell}"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            replaced = await call(session, "run", target=pane, command="exec bash --norc --noprofile -i", timeout_secs=20)
+            assert (replaced["status"], replaced["exit_status"]) == ("shell_replaced", None), replaced
+            # Not a password prompt, and the pane takes run again.
+            done = await call(session, "run", target=pane, command="echo in-new-shell", timeout_secs=20)
+            assert (done["status"], done["mode"], done["output"]) == ("completed", "wrapped", "in-new-shell\n"), done

@@ -44,6 +44,12 @@ pub(crate) fn probe(pid: u32, tty: &Path) -> Evidence {
     }
 }
 
+/// The command line of process `pid` (`/proc/PID/cmdline`), to tell
+/// whether the program a pane's first process runs was replaced (`exec`).
+pub(crate) fn cmdline(pid: u32) -> Option<Vec<u8>> {
+    std::fs::read(format!("/proc/{pid}/cmdline")).ok()
+}
+
 /// The fields of `/proc/PID/stat` after the command name: state, ppid,
 /// pgrp, session, tty_nr, tpgid, …
 fn stat_fields(pid: u32) -> Option<Vec<String>> {

@@ -30,6 +30,10 @@ pub(crate) struct RunState {
     /// Set when the run was given up without an end: why (its pane was
     /// respawned, or a later run with `force` took the pane over).
     pub(crate) abandoned: Option<&'static str>,
+    /// The pane's first process and its command line when the command was
+    /// typed (a local pane only): a shell that `exec`s another program
+    /// keeps its pid and changes its command line.
+    pub(crate) program: Option<(u32, Vec<u8>)>,
 }
 
 /// Marks every run in `pane` that has not ended as abandoned, for `why`

@@ -64,7 +64,7 @@ use crate::wait::{CallCtx, Waited};
 const RUN: &str = "Run one shell command in a terminal whose shell waits at its prompt, wait for it to finish, and return its output and exact exit status. \
 In a bash, zsh or fish with shell integration (mode=integrated: terminals made by create_terminal, panes opened on tmux-mcp's own server, or integrate=true) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
-Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
+Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned, shell_replaced), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
 Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running (force=true gives that run up: resuming it answers abandoned; respawn does too).";
 
 fn ms(d: Duration) -> u64 {
@@ -385,6 +385,12 @@ impl TmuxMcp {
                     started: Instant::now(),
                     ended: None,
                     abandoned: None,
+                    program: if conn.remote {
+                        None
+                    } else {
+                        row.pid
+                            .and_then(|pid| crate::probe::cmdline(pid).map(|line| (pid, line)))
+                    },
                     command: command.to_owned(),
                 },
             );
@@ -641,6 +647,19 @@ impl TmuxMcp {
                 // Waits without a cursor start after what was just reported.
                 conn.note_input(state.pane, f.end);
                 (true, Some(f.output_end))
+            }
+            // The terminal is read by the pane's first process itself, now
+            // another program than when the command was typed: the shell
+            // ran `exec`, and its end can never be marked.
+            End::Input(evidence)
+                if state.program.as_ref().is_some_and(|(pid, before)| {
+                    evidence.foreground == Some(*pid)
+                        && crate::probe::cmdline(*pid).is_some_and(|now| now != *before)
+                }) =>
+            {
+                conn.shells.forget(&conn.tmux, state.pane).await;
+                result.status = RunStatus::ShellReplaced;
+                (true, None)
             }
             End::Input(evidence) => {
                 result.status = RunStatus::WaitingForInput;
