@@ -109,7 +109,7 @@ def test_doctor_without_tmux_on_path_fails_that_check_and_reports_the_rest(tmux_
 
 def test_doctor_checks_the_token_file_mode(tmux_mcp: TmuxMcp) -> None:
     token = tmux_mcp.root / "token"
-    token.write_text("secret\n")
+    token.write_text("a-secret-of-enough-characters\n")
     token.chmod(0o644)
     status, report = doctor(tmux_mcp, "--token-file", str(token))
     check = by_name(report)["token_file"]

@@ -15,10 +15,12 @@ import contextlib
 import http.client
 import json
 import os
+import resource
+import socket
 import stat
 import subprocess
 import warnings
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -429,3 +431,205 @@ def test_conformance_generic_scenarios(tmux_mcp: TmuxMcp, scenario: str) -> None
     failed = [c for c in checks if c["status"] not in ("SUCCESS", "WARNING", "INFO")]
     assert not failed, failed
     assert any(c["status"] == "SUCCESS" for c in checks), checks
+
+
+# ---------------------------------------------------------------- connections and the token file
+
+#: A small connection cap and header timeout for the tests (the defaults are
+#: 128 connections and 10 s; docs/security.md).
+CAP = 16
+HEADER_TIMEOUT = "1"
+LIMITS = {"TMUX_MCP_HTTP_MAX_CONNECTIONS": str(CAP), "TMUX_MCP_HTTP_HEADER_TIMEOUT_SECS": HEADER_TIMEOUT}
+
+#: The descriptor limit the server of the connection test runs under: above
+#: what it needs with CAP connections, below what IDLE connections need.
+DESCRIPTORS = 128
+IDLE = 160
+
+
+def half_header(server: HttpServer) -> socket.socket:
+    """A connection that sends the start of a request's headers and no more."""
+    sock = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    sock.sendall(f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\nX-a: ".encode())
+    return sock
+
+
+def closed_by_server(sock: socket.socket) -> bool:
+    """Whether the server closes `sock` (end of stream or reset) within 30 s
+    without answering. The socket timeout is a true timer: a deadline."""
+    sock.settimeout(30)
+    try:
+        data = sock.recv(4096)
+    except ConnectionResetError:
+        return True
+    except TimeoutError:
+        return False
+    finally:
+        sock.close()
+    assert not data.startswith(b"HTTP/1.1 2"), data
+    return data == b"" or data.startswith(b"HTTP/1.1 408")
+
+
+@contextlib.contextmanager
+def descriptor_limit(limit: int) -> Iterator[None]:
+    """Lowers this process's soft descriptor limit while a child is started
+    (the child inherits it), and restores it at once."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(limit, hard), hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_idle_connections_before_authentication_cannot_starve_clients(tmux_mcp: TmuxMcp) -> None:
+    with contextlib.ExitStack() as stack:
+        with descriptor_limit(DESCRIPTORS):
+            server = stack.enter_context(tmux_mcp.http_server(env=LIMITS))
+        auth = f"Bearer {server.token}"
+        # An authorised keep-alive connection, made before the flood: never shed.
+        kept = http.client.HTTPConnection("127.0.0.1", server.port, timeout=20)
+        stack.callback(kept.close)
+        kept.request("GET", "/nothing", headers={"Authorization": auth})
+        answer = kept.getresponse()
+        assert answer.status == 404
+        answer.read()
+
+        # More idle half-header connections than the cap, and than the
+        # server's descriptors allow.
+        idle = [half_header(server) for _ in range(IDLE)]
+        for sock in idle:
+            stack.callback(sock.close)
+
+        # Everyone else is still served, promptly (generous bounds: the
+        # requests' own 30 s timeouts).
+        status, _, body = post(server, None, path="/health")
+        assert status == 200, body
+        status, headers, body = post(server, INITIALIZE, Authorization=auth)
+        assert status == 200, body
+        assert headers.get("mcp-session-id")
+        kept.request("GET", "/nothing", headers={"Authorization": auth})
+        answer = kept.getresponse()
+        assert answer.status == 404
+        answer.read()
+
+        # The idle ones are closed by the server: the oldest to make room,
+        # the rest when the header timeout (1 s here) ends.
+        assert all(closed_by_server(sock) for sock in idle)
+
+        # Below the cap, nothing is shed: the header timeout alone closes
+        # connections whose headers never end.
+        few = [half_header(server) for _ in range(3)]
+        assert all(closed_by_server(sock) for sock in few)
+        # And a connection that sends nothing at all.
+        silent = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+        assert closed_by_server(silent)
+
+        # The authorised connection outlived all of it.
+        kept.request("GET", "/nothing", headers={"Authorization": auth})
+        answer = kept.getresponse()
+        assert answer.status == 404
+        answer.read()
+
+
+def test_bad_connection_limits_stop_start_up(tmux_mcp: TmuxMcp) -> None:
+    for name, value in [
+        ("TMUX_MCP_HTTP_MAX_CONNECTIONS", "0"),
+        ("TMUX_MCP_HTTP_MAX_CONNECTIONS", "many"),
+        ("TMUX_MCP_HTTP_HEADER_TIMEOUT_SECS", "0"),
+        ("TMUX_MCP_HTTP_HEADER_TIMEOUT_SECS", "nan"),
+    ]:
+        done = subprocess.run(
+            tmux_mcp.command("serve", "--http", "127.0.0.1:0"),
+            capture_output=True,
+            text=True,
+            env=tmux_mcp.env({name: value}),
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 2, (name, value, done.stderr)
+        assert name in done.stderr, done.stderr
+
+
+def serve_with_token_file(tmux_mcp: TmuxMcp, path: Path) -> subprocess.CompletedProcess[str]:
+    """`serve --http --token-file PATH` run to its end, for starts that must
+    be refused; the timeout is a deadline (a start that hangs fails)."""
+    return subprocess.run(
+        tmux_mcp.command("serve", "--http", "127.0.0.1:0", "--token-file", str(path)),
+        capture_output=True,
+        text=True,
+        env=tmux_mcp.env(),
+        timeout=20,
+        check=False,
+    )
+
+
+def test_a_long_token_is_read_whole(tmux_mcp: TmuxMcp) -> None:
+    long = tmux_mcp.root / "long-token"
+    token = "".join(chr(ord("a") + i % 26) for i in range(5000))
+    long.write_text(token + "\n")
+    long.chmod(0o600)
+    with tmux_mcp.http_server("--token-file", str(long)) as server:
+        assert post(server, INITIALIZE, Authorization=f"Bearer {token}")[0] == 200
+        assert post(server, INITIALIZE, Authorization=f"Bearer {token[:4096]}")[0] == 401
+
+    # Longer than the maximum (64 KiB): refused at start-up, saying why.
+    huge = tmux_mcp.root / "huge-token"
+    huge.write_text("x" * 70_000 + "\n")
+    huge.chmod(0o600)
+    refused = serve_with_token_file(tmux_mcp, huge)
+    assert refused.returncode == 2, refused.stderr
+    assert "65536 bytes" in refused.stderr, refused.stderr
+
+
+def test_a_fifo_as_token_file_is_refused_at_once(tmux_mcp: TmuxMcp) -> None:
+    fifo = tmux_mcp.root / "token-fifo"
+    os.mkfifo(fifo, 0o600)
+    refused = serve_with_token_file(tmux_mcp, fifo)
+    assert refused.returncode == 2, refused.stderr
+    assert "not a regular file" in refused.stderr, refused.stderr
+    checked = doctor_token_check(tmux_mcp, fifo)
+    assert checked["status"] == "fail" and "not a regular file" in checked["message"], checked
+
+
+def doctor_token_check(tmux_mcp: TmuxMcp, path: Path) -> dict[str, Any]:
+    """The token_file check of `doctor --json --token-file PATH`."""
+    done = subprocess.run(
+        tmux_mcp.command("doctor", "--json", "--token-file", str(path)),
+        capture_output=True,
+        text=True,
+        env=tmux_mcp.env(),
+        cwd=str(tmux_mcp.home),
+        timeout=30,
+        check=False,
+    )
+    report = json.loads(done.stdout)
+    (check,) = [c for c in report["checks"] if c["name"] == "token_file"]
+    assert (done.returncode == 1) == (check["status"] == "fail"), (done.returncode, check)
+    return check
+
+
+def test_doctor_and_serve_agree_on_a_symlinked_token_file(tmux_mcp: TmuxMcp) -> None:
+    real = tmux_mcp.root / "real-token"
+    real.write_text("a-token-of-enough-characters\n")
+    real.chmod(0o600)
+    link = tmux_mcp.root / "linked-token"
+    link.symlink_to(real)
+
+    refused = serve_with_token_file(tmux_mcp, link)
+    assert refused.returncode == 2, refused.stderr
+    assert "symbolic link" in refused.stderr, refused.stderr
+    checked = doctor_token_check(tmux_mcp, link)
+    assert checked["status"] == "fail" and "symbolic link" in checked["message"], checked
+
+    # The file itself passes both.
+    assert doctor_token_check(tmux_mcp, real)["status"] == "ok"
+    with tmux_mcp.http_server("--token-file", str(real)) as server:
+        assert post(server, INITIALIZE, Authorization="Bearer a-token-of-enough-characters")[0] == 200
+
+    # A token serve refuses (too short) fails the doctor too.
+    short = tmux_mcp.root / "short-token"
+    short.write_text("secret\n")
+    short.chmod(0o600)
+    assert serve_with_token_file(tmux_mcp, short).returncode == 2
+    assert doctor_token_check(tmux_mcp, short)["status"] == "fail"

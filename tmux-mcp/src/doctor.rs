@@ -761,8 +761,11 @@ fn shell_check(shell: Option<PathBuf>, enabled: bool) -> Check {
 
 /// The token file of `serve --http`: `--token-file` (or
 /// `TMUX_MCP_TOKEN_FILE`), else `http-token` in the state directory, as
-/// `serve --http` uses.
+/// `serve --http` uses. It is judged by the function `serve --http` uses,
+/// [`crate::http::read_token_file`], so the doctor passes exactly the files
+/// the server accepts (the token itself is read, never shown).
 fn token_check(path: Option<&Path>) -> Check {
+    use crate::http::TokenFileProblem;
     let Some(path) = path else {
         return Check::new(
             "token_file",
@@ -771,64 +774,48 @@ fn token_check(path: Option<&Path>) -> Check {
         );
     };
     let shown = path.display().to_string();
-    let meta = match std::fs::metadata(path) {
-        Ok(meta) => meta,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            return Check::new(
-                "token_file",
-                Status::Ok,
-                format!("{shown} does not exist yet; serve --http creates it with mode 0600"),
-            )
-            .fact("path", shown)
-            .fact("exists", false);
+    let base = Check::new("token_file", Status::Ok, "").fact("path", shown.clone());
+    match crate::http::read_token_file(path) {
+        Ok(None) => Check {
+            message: format!("{shown} does not exist yet; serve --http creates it with mode 0600"),
+            ..base
         }
-        Err(e) => {
-            return Check::new(
-                "token_file",
-                Status::Fail,
-                format!("cannot read {shown}: {e}"),
-            )
-            .hint("Check the file and its directory")
-            .fact("path", shown);
+        .fact("exists", false),
+        Ok(Some(file)) => Check {
+            message: format!("{shown} (mode {})", mode_text(file.mode)),
+            ..base
         }
-    };
-    let mode = meta.permissions().mode();
-    let base = Check::new("token_file", Status::Ok, "")
-        .fact("path", shown.clone())
         .fact("exists", true)
-        .fact("mode", mode_text(mode));
-    if !meta.is_file() {
-        return Check {
-            status: Status::Fail,
-            message: format!("{shown} is not a regular file"),
-            ..base
+        .fact("mode", mode_text(file.mode)),
+        Err(refusal) => {
+            let hint = match refusal.problem {
+                TokenFileProblem::NotRegular => {
+                    "Point --token-file at a regular file (not a symbolic link, FIFO or directory)"
+                        .to_owned()
+                }
+                TokenFileProblem::OtherOwner => "Use a token file of your own".to_owned(),
+                TokenFileProblem::NotPrivate => {
+                    format!("chmod 600 {shown}, and replace the token if others may have read it")
+                }
+                TokenFileProblem::Contents => format!(
+                    "Put one token of at least 16 printable characters (at most {} bytes) in {shown}, \
+                     or delete it to have serve --http make a new one",
+                    crate::http::MAX_TOKEN_FILE_BYTES
+                ),
+                TokenFileProblem::Unreadable => "Check the file and its directory".to_owned(),
+            };
+            let check = Check {
+                status: Status::Fail,
+                message: format!("{shown}: {}", refusal.reason),
+                ..base
+            }
+            .fact("exists", true)
+            .hint(hint);
+            match refusal.mode {
+                Some(mode) => check.fact("mode", mode_text(mode)),
+                None => check,
+            }
         }
-        .hint("Point --token-file at a file");
-    }
-    if meta.uid() != guard::current_uid() {
-        return Check {
-            status: Status::Fail,
-            message: format!("{shown} belongs to another user ({})", meta.uid()),
-            ..base
-        }
-        .hint("Use a token file of your own");
-    }
-    if mode & 0o077 != 0 {
-        return Check {
-            status: Status::Fail,
-            message: format!(
-                "{shown} has mode {}: others can read the bearer token",
-                mode_text(mode)
-            ),
-            ..base
-        }
-        .hint(format!(
-            "chmod 600 {shown}, and replace the token if others may have read it"
-        ));
-    }
-    Check {
-        message: format!("{shown} (mode {})", mode_text(mode)),
-        ..base
     }
 }
 

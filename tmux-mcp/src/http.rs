@@ -20,15 +20,32 @@
 //!
 //! The token lives in a file (`--token-file`, by default `http-token` in the
 //! state directory), created with mode 0600 on first use from the
-//! operating system's random source; a file that group or others may read
-//! or write is refused. docs/security.md gives the trust model.
+//! operating system's random source; an existing one must pass
+//! [`read_token_file`] (a private regular file of this user, at most
+//! [`MAX_TOKEN_FILE_BYTES`], one token), which `doctor` uses too.
+//!
+//! Before any of that, the connection rules of `Connections`: at most
+//! [`DEFAULT_MAX_CONNECTIONS`] connections (`TMUX_MCP_HTTP_MAX_CONNECTIONS`,
+//! never more than half the descriptor limit); a connection that has not
+//! carried an authorised request must send each request's headers within
+//! [`DEFAULT_HEADER_TIMEOUT`] (`TMUX_MCP_HTTP_HEADER_TIMEOUT_SECS`) and is
+//! the first to be closed when a new connection needs its place. axum's
+//! `serve` offers no header timeout to set (it gives hyper's builder no
+//! timer, and serving hyper directly would take new dependencies), so the
+//! listener and the stream here enforce both rules.
+//! docs/security.md gives the trust model.
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
 
 use axum::Router;
+use axum::extract::connect_info::{ConnectInfo, Connected};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -37,6 +54,7 @@ use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use subtle::ConstantTimeEq as _;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::TmuxMcp;
@@ -56,6 +74,31 @@ const TOKEN_BYTES: usize = 32;
 
 /// The fewest characters a token read from a file may have.
 const MIN_TOKEN_CHARS: usize = 16;
+
+/// The variable that sets the most connections open at once.
+pub const MAX_CONNECTIONS_VAR: &str = "TMUX_MCP_HTTP_MAX_CONNECTIONS";
+
+/// The variable that sets the header timeout, in seconds.
+pub const HEADER_TIMEOUT_VAR: &str = "TMUX_MCP_HTTP_HEADER_TIMEOUT_SECS";
+
+/// The most connections open at once unless [`MAX_CONNECTIONS_VAR`] says
+/// otherwise (never more than half the descriptor limit).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 128;
+
+/// How long a connection that has not carried an authorised request may
+/// take to send a request's headers, unless [`HEADER_TIMEOUT_VAR`] says
+/// otherwise.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest connection cap that can be asked for.
+const MAX_MAX_CONNECTIONS: usize = 1 << 16;
+
+/// The longest header timeout that can be asked for, in seconds.
+const MAX_HEADER_TIMEOUT_SECS: f64 = 3600.0;
+
+/// How long accepting waits after the system refused a connection for want
+/// of resources (descriptors, memory) and no connection of ours ended.
+const ACCEPT_RETRY: Duration = Duration::from_secs(1);
 
 /// Why `serve --http` cannot start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -88,6 +131,16 @@ pub enum HttpError {
         /// What is wrong, and what to do about it.
         reason: String,
     },
+    /// A connection limit variable that is not a usable value.
+    #[error("{variable}={given:?}: {reason}")]
+    BadLimit {
+        /// The variable.
+        variable: &'static str,
+        /// Its value.
+        given: String,
+        /// What is wrong with it.
+        reason: String,
+    },
     /// The address cannot be bound.
     #[error("cannot listen on {addr}: {source}")]
     Bind {
@@ -107,7 +160,10 @@ impl HttpError {
     pub fn is_config_error(&self) -> bool {
         matches!(
             self,
-            Self::BadAddress { .. } | Self::NotLoopback { .. } | Self::TokenFile { .. }
+            Self::BadAddress { .. }
+                | Self::NotLoopback { .. }
+                | Self::TokenFile { .. }
+                | Self::BadLimit { .. }
         )
     }
 }
@@ -125,12 +181,20 @@ pub struct HttpOptions {
     pub token_file_is_default: bool,
     /// Whether a non-loopback address is allowed.
     pub allow_remote: bool,
+    /// The most connections open at once ([`MAX_CONNECTIONS_VAR`]; the
+    /// server uses at most half its descriptor limit).
+    pub max_connections: usize,
+    /// How long a connection that has not carried an authorised request
+    /// may take to send a request's headers ([`HEADER_TIMEOUT_VAR`]).
+    pub header_timeout: Duration,
 }
 
 impl HttpOptions {
     /// Options from the `--http` address, `--token-file` (or the default in
-    /// `state_dir`, or the default state directory) and `--allow-remote`.
-    /// Refuses an address that is not loopback unless `allow_remote`.
+    /// `state_dir`, or the default state directory), `--allow-remote` and
+    /// the connection limits in [`MAX_CONNECTIONS_VAR`] and
+    /// [`HEADER_TIMEOUT_VAR`]. Refuses an address that is not loopback
+    /// unless `allow_remote`, and a limit that is not a usable value.
     pub fn new(
         http: &str,
         token_file: Option<&Path>,
@@ -150,13 +214,68 @@ impl HttpOptions {
                 (dir.join(DEFAULT_TOKEN_FILE), true)
             }
         };
+        let (max_connections, header_timeout) = limits(|name| std::env::var_os(name))?;
         Ok(Self {
             addr,
             token_file,
             token_file_is_default,
             allow_remote,
+            max_connections,
+            header_timeout,
         })
     }
+}
+
+/// The connection cap and the header timeout from the variables `var`
+/// gives (the defaults for those not set).
+fn limits(
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+) -> Result<(usize, Duration), HttpError> {
+    let given = |variable: &'static str| -> Result<Option<String>, HttpError> {
+        var(variable)
+            .map(|value| {
+                value.into_string().map_err(|value| HttpError::BadLimit {
+                    variable,
+                    given: value.to_string_lossy().into_owned(),
+                    reason: "not text".into(),
+                })
+            })
+            .transpose()
+    };
+    let max_connections = match given(MAX_CONNECTIONS_VAR)? {
+        None => DEFAULT_MAX_CONNECTIONS,
+        Some(text) => match text.trim().parse::<usize>() {
+            Ok(n) if (1..=MAX_MAX_CONNECTIONS).contains(&n) => n,
+            _ => {
+                return Err(HttpError::BadLimit {
+                    variable: MAX_CONNECTIONS_VAR,
+                    given: text,
+                    reason: format!(
+                        "the most connections open at once must be a whole number from 1 to {MAX_MAX_CONNECTIONS} (default {DEFAULT_MAX_CONNECTIONS})"
+                    ),
+                });
+            }
+        },
+    };
+    let header_timeout = match given(HEADER_TIMEOUT_VAR)? {
+        None => DEFAULT_HEADER_TIMEOUT,
+        Some(text) => match text.trim().parse::<f64>() {
+            Ok(secs) if secs > 0.0 && secs <= MAX_HEADER_TIMEOUT_SECS => {
+                Duration::from_secs_f64(secs)
+            }
+            _ => {
+                return Err(HttpError::BadLimit {
+                    variable: HEADER_TIMEOUT_VAR,
+                    given: text,
+                    reason: format!(
+                        "the header timeout must be a number of seconds above 0 and at most {MAX_HEADER_TIMEOUT_SECS} (default {})",
+                        DEFAULT_HEADER_TIMEOUT.as_secs()
+                    ),
+                });
+            }
+        },
+    };
+    Ok((max_connections, header_timeout))
 }
 
 /// `IP:PORT`, `[IPv6]:PORT` or `localhost:PORT` (as 127.0.0.1).
@@ -212,7 +331,8 @@ impl Token {
 /// Reads the token from `path`, or creates the file (mode 0600, a fresh
 /// random token) when it does not exist. Returns the token and whether the
 /// file was created now. `create_dir`: create a missing parent directory
-/// with mode 0700 (for the default file in the state directory).
+/// with mode 0700 (for the default file in the state directory). An
+/// existing file must pass [`read_token_file`].
 pub fn load_or_create_token(path: &Path, create_dir: bool) -> Result<(Token, bool), HttpError> {
     use std::io::Write as _;
     use std::os::unix::fs::OpenOptionsExt as _;
@@ -224,6 +344,8 @@ pub fn load_or_create_token(path: &Path, create_dir: bool) -> Result<(Token, boo
         crate::backend::private_dir(dir)
             .map_err(|e| fail(format!("its directory {}: {e}", dir.display())))?;
     }
+    // O_CREAT | O_EXCL never follows a symbolic link and never opens a FIFO
+    // or another existing file: whatever is there already is judged below.
     let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
     match std::fs::OpenOptions::new()
         .write(true)
@@ -242,59 +364,218 @@ pub fn load_or_create_token(path: &Path, create_dir: bool) -> Result<(Token, boo
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
         Err(e) => return Err(fail(format!("cannot create it: {e}"))),
     }
-    read_token(path).map(|token| (token, false))
+    match read_token_file(path) {
+        Ok(Some(file)) => Ok((file.token, false)),
+        Ok(None) => Err(fail(
+            "it was removed while it was being read; start again".into(),
+        )),
+        Err(refusal) => Err(fail(refusal.reason)),
+    }
 }
 
-/// Reads an existing token file, refusing one that others may read or write.
-fn read_token(path: &Path) -> Result<Token, HttpError> {
+/// The most bytes a token file may have (the token and white space around
+/// it).
+pub const MAX_TOKEN_FILE_BYTES: u64 = 64 * 1024;
+
+/// What is wrong with a token file (see [`read_token_file`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TokenFileProblem {
+    /// Its status cannot be read, or it cannot be opened or read.
+    Unreadable,
+    /// A symbolic link, a FIFO, a directory, a device or a socket.
+    NotRegular,
+    /// It belongs to another user.
+    OtherOwner,
+    /// Group or others may read or write it.
+    NotPrivate,
+    /// Larger than [`MAX_TOKEN_FILE_BYTES`], not text, or not one token of
+    /// at least 16 printable characters.
+    Contents,
+}
+
+/// Why a token file is refused, by `serve --http` and by `doctor` alike.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TokenFileRefusal {
+    /// What kind of problem.
+    pub problem: TokenFileProblem,
+    /// What is wrong, and what to do about it.
+    pub reason: String,
+    /// The file's permission bits, when its status could be read.
+    pub mode: Option<u32>,
+}
+
+/// An existing token file that passed every check.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct TokenFile {
+    /// The token in it.
+    pub token: Token,
+    /// Its permission bits.
+    pub mode: u32,
+}
+
+/// Reads and checks an existing token file, exactly as `serve --http` uses
+/// it: `Ok(None)` when there is none. Refused: a symbolic link (looked at
+/// with `lstat`, and opened with `O_NOFOLLOW`), anything but a regular file
+/// (opened with `O_NONBLOCK`, so a FIFO put in its place between the check
+/// and the open cannot block), a file of another user or that group or
+/// others may read or write, one larger than [`MAX_TOKEN_FILE_BYTES`], and
+/// one that is not a single token of at least 16 printable ASCII
+/// characters. `doctor` calls this too, so both judge a file alike.
+pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusal> {
     use std::io::Read as _;
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
-    let fail = |reason: String| HttpError::TokenFile {
-        path: path.to_path_buf(),
+    let refuse = |problem, reason: String, mode| TokenFileRefusal {
+        problem,
         reason,
+        mode,
     };
-    let nofollow = rustix::fs::OFlags::NOFOLLOW.bits() as i32;
+    let seen = match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            return Err(refuse(
+                TokenFileProblem::Unreadable,
+                format!("cannot read its status: {e}"),
+                None,
+            ));
+        }
+    };
+    let mode = seen.mode() & 0o7777;
+    not_regular(&seen).map_or(Ok(()), |why| {
+        Err(refuse(TokenFileProblem::NotRegular, why, Some(mode)))
+    })?;
+    let flags = (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32;
     let file = std::fs::OpenOptions::new()
         .read(true)
-        .custom_flags(nofollow)
+        .custom_flags(flags)
         .open(path)
-        .map_err(|e| fail(format!("cannot open it (a symbolic link is refused): {e}")))?;
-    let meta = file
-        .metadata()
-        .map_err(|e| fail(format!("cannot read its status: {e}")))?;
-    if !meta.is_file() {
-        return Err(fail("not a regular file".into()));
+        .map_err(|e| {
+            refuse(
+                TokenFileProblem::Unreadable,
+                format!("cannot open it: {e}"),
+                Some(mode),
+            )
+        })?;
+    let meta = file.metadata().map_err(|e| {
+        refuse(
+            TokenFileProblem::Unreadable,
+            format!("cannot read its status: {e}"),
+            Some(mode),
+        )
+    })?;
+    let mode = meta.mode() & 0o7777;
+    if (meta.dev(), meta.ino()) != (seen.dev(), seen.ino()) {
+        return Err(refuse(
+            TokenFileProblem::NotRegular,
+            "it was replaced while it was being checked; start again".into(),
+            Some(mode),
+        ));
     }
-    if meta.uid() != crate::guard::current_uid() {
-        return Err(fail(format!(
-            "owned by user {}, not by this user ({})",
-            meta.uid(),
-            crate::guard::current_uid()
-        )));
+    not_regular(&meta).map_or(Ok(()), |why| {
+        Err(refuse(TokenFileProblem::NotRegular, why, Some(mode)))
+    })?;
+    let uid = crate::guard::current_uid();
+    if meta.uid() != uid {
+        return Err(refuse(
+            TokenFileProblem::OtherOwner,
+            format!(
+                "owned by user {}, not by this user ({uid}); use a token file of your own",
+                meta.uid()
+            ),
+            Some(mode),
+        ));
     }
-    let mode = meta.mode() & 0o777;
     if mode & 0o077 != 0 {
-        return Err(fail(format!(
-            "group or others may read or write it (mode {mode:04o}); \
-             make it private with `chmod 600 {}` (and choose a new token if others may have read it)",
-            path.display()
-        )));
+        return Err(refuse(
+            TokenFileProblem::NotPrivate,
+            format!(
+                "group or others may read or write it (mode {mode:04o}); \
+                 make it private with `chmod 600 {}` (and choose a new token if others may have read it)",
+                path.display()
+            ),
+            Some(mode),
+        ));
     }
-    let mut text = String::new();
-    file.take(4096)
-        .read_to_string(&mut text)
-        .map_err(|e| fail(format!("cannot read it as text: {e}")))?;
+    let too_large = |size: u64| {
+        refuse(
+            TokenFileProblem::Contents,
+            format!(
+                "it has {size} bytes, more than the {MAX_TOKEN_FILE_BYTES} bytes a token file may have; \
+                 put one shorter token in it, or delete it to have a new one made"
+            ),
+            Some(mode),
+        )
+    };
+    if meta.len() > MAX_TOKEN_FILE_BYTES {
+        return Err(too_large(meta.len()));
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_TOKEN_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            refuse(
+                TokenFileProblem::Unreadable,
+                format!("cannot read it: {e}"),
+                Some(mode),
+            )
+        })?;
+    // It grew after its status was read.
+    if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
+        return Err(too_large(bytes.len() as u64));
+    }
+    let token =
+        parse_token(&bytes).map_err(|why| refuse(TokenFileProblem::Contents, why, Some(mode)))?;
+    Ok(Some(TokenFile { token, mode }))
+}
+
+/// Why a file of this status cannot be a token file, if it cannot.
+fn not_regular(meta: &std::fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::FileTypeExt as _;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        return None;
+    }
+    if kind.is_symlink() {
+        return Some(
+            "it is a symbolic link, which is refused; point --token-file at the file itself".into(),
+        );
+    }
+    let what = if kind.is_fifo() {
+        "a FIFO"
+    } else if kind.is_dir() {
+        "a directory"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() || kind.is_block_device() {
+        "a device"
+    } else {
+        "not a file"
+    };
+    Some(format!(
+        "not a regular file (it is {what}); point --token-file at a regular file"
+    ))
+}
+
+/// The token in a token file's bytes: one word of printable ASCII, at
+/// least [`MIN_TOKEN_CHARS`] long, with white space around it.
+fn parse_token(bytes: &[u8]) -> Result<Token, String> {
+    let text = std::str::from_utf8(bytes).map_err(|_| {
+        "it is not text; put one token of printable characters in it, \
+         or delete it to have a new one made"
+            .to_owned()
+    })?;
     let token = text.trim();
     if token.len() < MIN_TOKEN_CHARS {
-        return Err(fail(format!(
+        return Err(format!(
             "the token must have at least {MIN_TOKEN_CHARS} characters; \
              delete the file to have a new one made"
-        )));
+        ));
     }
     if !token.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(fail(
-            "the token must be one word of printable ASCII characters".into(),
-        ));
+        return Err("the token must be one word of printable ASCII characters".into());
     }
     Ok(Token(token.to_owned()))
 }
@@ -344,16 +625,19 @@ impl Policy {
         if method == Method::GET && path == HEALTH_PATH {
             return Ok(());
         }
-        let given = headers
-            .get(header::AUTHORIZATION)
-            .map(|v| v.as_bytes())
-            .ok_or(Refusal::Unauthorized { given: false })?;
-        let token = strip_bearer(given).ok_or(Refusal::Unauthorized { given: true })?;
-        if self.token.matches(token) {
-            Ok(())
-        } else {
-            Err(Refusal::Unauthorized { given: true })
+        match headers.get(header::AUTHORIZATION) {
+            None => Err(Refusal::Unauthorized { given: false }),
+            Some(_) if self.has_token(headers) => Ok(()),
+            Some(_) => Err(Refusal::Unauthorized { given: true }),
         }
+    }
+
+    /// Whether the request carries the right bearer token.
+    fn has_token(&self, headers: &HeaderMap) -> bool {
+        headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| strip_bearer(v.as_bytes()))
+            .is_some_and(|token| self.token.matches(token))
     }
 
     /// Checks the Host header; returns it, normalised (lower case, with the
@@ -465,8 +749,38 @@ impl Authority {
 }
 
 async fn guard(State(policy): State<Arc<Policy>>, request: Request, next: Next) -> Response {
+    // The connection's record (absent only for a router served without
+    // `ConnHandle`, as in unit tests): its headers have arrived.
+    let connection = request
+        .extensions()
+        .get::<ConnectInfo<ConnHandle>>()
+        .map(|info| Arc::clone(&info.0.0));
+    if let Some(connection) = &connection {
+        connection.request_arrived();
+    }
+    let response = answer(&policy, request, next, connection.as_deref()).await;
+    if let Some(connection) = &connection {
+        connection.request_answered();
+    }
+    response
+}
+
+/// The guard's answer: the route's, or a refusal.
+async fn answer(
+    policy: &Policy,
+    request: Request,
+    next: Next,
+    connection: Option<&Connection>,
+) -> Response {
     match policy.check(request.method(), request.uri().path(), request.headers()) {
-        Ok(()) => next.run(request).await,
+        Ok(()) => {
+            if let Some(connection) = connection
+                && policy.has_token(request.headers())
+            {
+                connection.authorise();
+            }
+            next.run(request).await
+        }
         Err(Refusal::Forbidden(why)) => {
             tracing::warn!(%why, "refused an HTTP request");
             (StatusCode::FORBIDDEN, format!("Forbidden: {why}\n")).into_response()
@@ -516,6 +830,8 @@ pub struct HttpServer {
     token_created: bool,
     token_file: PathBuf,
     allow_remote: bool,
+    max_connections: usize,
+    header_timeout: Duration,
     server: TmuxMcp,
 }
 
@@ -534,6 +850,14 @@ impl HttpServer {
         })?;
         let (token, token_created) =
             load_or_create_token(&options.token_file, options.token_file_is_default)?;
+        let max_connections = within_descriptors(options.max_connections);
+        if max_connections < options.max_connections {
+            tracing::warn!(
+                asked = options.max_connections,
+                used = max_connections,
+                "at most half the descriptor limit (ulimit -n) is used for HTTP connections"
+            );
+        }
         Ok(Self {
             listener,
             local,
@@ -541,6 +865,8 @@ impl HttpServer {
             token_created,
             token_file: options.token_file,
             allow_remote: options.allow_remote,
+            max_connections,
+            header_timeout: options.header_timeout,
             server,
         })
     }
@@ -581,6 +907,11 @@ impl HttpServer {
         &self.token_file
     }
 
+    /// The most connections open at once.
+    pub fn max_connections(&self) -> usize {
+        self.max_connections
+    }
+
     /// Serves until `shutdown` completes; then ends every MCP session and
     /// returns once open connections are closed.
     pub async fn serve(
@@ -614,16 +945,395 @@ impl HttpServer {
             .route_service(MCP_PATH, mcp)
             .fallback(not_found)
             .layer(middleware::from_fn_with_state(policy, guard));
+        let listener = GuardedListener {
+            listener: self.listener,
+            connections: Arc::new(Connections::new(self.max_connections, self.header_timeout)),
+        };
         let stop = cancel.clone();
-        axum::serve(self.listener, app)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                // Ends the sessions' SSE streams, so the graceful shutdown
-                // does not wait for clients that hold one open.
-                stop.cancel();
-            })
-            .await
-            .map_err(HttpError::Serve)
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<ConnHandle>(),
+        )
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            // Ends the sessions' SSE streams, so the graceful shutdown
+            // does not wait for clients that hold one open.
+            stop.cancel();
+        })
+        .await
+        .map_err(HttpError::Serve)
+    }
+}
+
+/// `max` or, when lower, half the soft descriptor limit (at least 1): the
+/// other half is for tmux, the panes' logs and the rest of the server, so
+/// the cap is reached before descriptors run out.
+fn within_descriptors(max: usize) -> usize {
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    match limit.current.and_then(|n| usize::try_from(n / 2).ok()) {
+        Some(half) => max.min(half.max(1)),
+        None => max,
+    }
+}
+
+/// Locks `mutex`; a panic elsewhere while it was held leaves plain data
+/// that is still consistent (every update is one assignment), so it is
+/// used as it is.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The open connections of one server, with its cap and header timeout.
+///
+/// A connection is *authorised* once a request on it has carried the right
+/// token. Until then it must deliver each request's headers within the
+/// header timeout (of being accepted, or of its previous answer), or it is
+/// closed; and when the cap is reached, a new connection takes the place
+/// of the oldest one that is not authorised. Authorised connections are
+/// never closed by either rule; when all `max` are authorised, a new
+/// connection is closed at once.
+#[derive(Debug)]
+struct Connections {
+    max: usize,
+    header_timeout: Duration,
+    table: Mutex<Table>,
+    /// Notified whenever a connection's stream is dropped.
+    ended: tokio::sync::Notify,
+}
+
+#[derive(Debug, Default)]
+struct Table {
+    next_id: u64,
+    /// By id: oldest first.
+    open: BTreeMap<u64, Arc<Connection>>,
+}
+
+impl Connections {
+    fn new(max: usize, header_timeout: Duration) -> Self {
+        Self {
+            max,
+            header_timeout,
+            table: Mutex::new(Table::default()),
+            ended: tokio::sync::Notify::new(),
+        }
+    }
+
+    /// Makes room for a new connection and records it; `None` when every
+    /// open connection is authorised and the cap is reached.
+    fn admit(&self) -> Option<(u64, Arc<Connection>)> {
+        let mut table = lock(&self.table);
+        while table.open.len() >= self.max {
+            if !shed_oldest(&mut table) {
+                return None;
+            }
+        }
+        let id = table.next_id;
+        table.next_id += 1;
+        let connection = Arc::new(Connection::new(self.header_timeout));
+        table.open.insert(id, Arc::clone(&connection));
+        Some((id, connection))
+    }
+
+    /// Closes the oldest connection that is not authorised; false when
+    /// there is none.
+    fn shed_oldest(&self) -> bool {
+        shed_oldest(&mut lock(&self.table))
+    }
+
+    fn release(&self, id: u64) {
+        lock(&self.table).open.remove(&id);
+        self.ended.notify_waiters();
+    }
+}
+
+/// Removes the oldest connection that is not authorised from `table` and
+/// tells it to close; false when there is none.
+fn shed_oldest(table: &mut Table) -> bool {
+    let oldest = table
+        .open
+        .iter()
+        .find(|(_, connection)| !connection.is_authorised())
+        .map(|(id, _)| *id);
+    match oldest.and_then(|id| table.open.remove(&id)) {
+        Some(connection) => {
+            tracing::debug!("closed an HTTP connection without an authorised request to make room");
+            connection.shed();
+            true
+        }
+        None => false,
+    }
+}
+
+/// What the server knows of one connection, shared by its stream (which
+/// enforces it) and the guard (which sees its requests).
+#[derive(Debug)]
+struct Connection {
+    header_timeout: Duration,
+    state: Mutex<ConnectionState>,
+}
+
+#[derive(Debug)]
+struct ConnectionState {
+    /// A request on it carried the right token.
+    authorised: bool,
+    /// When the headers of the request awaited must have arrived; `None`
+    /// while a request is served, and once authorised.
+    deadline: Option<tokio::time::Instant>,
+    /// Closed to make room for another.
+    shed: bool,
+    /// The task reading the connection, woken when the above change.
+    reader: Option<Waker>,
+}
+
+/// What the stream must do now.
+enum Watch {
+    /// Fail: the connection was shed.
+    Shed,
+    /// Read, failing at this deadline if there is one.
+    Read(Option<tokio::time::Instant>),
+}
+
+impl Connection {
+    fn new(header_timeout: Duration) -> Self {
+        Self {
+            header_timeout,
+            state: Mutex::new(ConnectionState {
+                authorised: false,
+                deadline: Some(tokio::time::Instant::now() + header_timeout),
+                shed: false,
+                reader: None,
+            }),
+        }
+    }
+
+    fn is_authorised(&self) -> bool {
+        lock(&self.state).authorised
+    }
+
+    fn is_shed(&self) -> bool {
+        lock(&self.state).shed
+    }
+
+    /// What reading must do; `waker` is woken when that changes.
+    fn watch(&self, waker: &Waker) -> Watch {
+        let mut state = lock(&self.state);
+        if state.shed {
+            return Watch::Shed;
+        }
+        if !state.reader.as_ref().is_some_and(|w| w.will_wake(waker)) {
+            state.reader = Some(waker.clone());
+        }
+        Watch::Read(state.deadline)
+    }
+
+    /// Changes the state and wakes the reader.
+    fn update(&self, change: impl FnOnce(&mut ConnectionState)) {
+        let reader = {
+            let mut state = lock(&self.state);
+            change(&mut state);
+            state.reader.take()
+        };
+        if let Some(reader) = reader {
+            reader.wake();
+        }
+    }
+
+    fn shed(&self) {
+        self.update(|state| state.shed = true);
+    }
+
+    /// A request's headers arrived: no deadline while it is served.
+    fn request_arrived(&self) {
+        self.update(|state| state.deadline = None);
+    }
+
+    /// It carried the right token: no deadline, and never shed.
+    fn authorise(&self) {
+        self.update(|state| {
+            state.authorised = true;
+            state.deadline = None;
+        });
+    }
+
+    /// The request was answered: unless authorised, the next request's
+    /// headers must arrive within the header timeout.
+    fn request_answered(&self) {
+        let timeout = self.header_timeout;
+        self.update(|state| {
+            if !state.authorised {
+                state.deadline = Some(tokio::time::Instant::now() + timeout);
+            }
+        });
+    }
+}
+
+/// The TCP listener of `serve --http`, with the connection rules of
+/// [`Connections`].
+struct GuardedListener {
+    listener: tokio::net::TcpListener,
+    connections: Arc<Connections>,
+}
+
+impl GuardedListener {
+    /// After a failed `accept`: one connection's failure is passed over; a
+    /// lack of resources (descriptors, memory) is logged, the oldest
+    /// connection without an authorised request is closed to free its
+    /// descriptor, and accepting resumes when a connection ends.
+    async fn accept_failed(&self, error: std::io::Error) {
+        use std::io::ErrorKind;
+        if matches!(
+            error.kind(),
+            ErrorKind::ConnectionAborted | ErrorKind::ConnectionReset | ErrorKind::Interrupted
+        ) {
+            return;
+        }
+        tracing::warn!(%error, "cannot accept an HTTP connection");
+        let ended = self.connections.ended.notified();
+        tokio::pin!(ended);
+        ended.as_mut().enable();
+        self.connections.shed_oldest();
+        // A true timer: a deadline. Descriptors freed elsewhere in the
+        // process (not by one of these connections ending) give no event,
+        // so accepting is tried again after at most this long.
+        let _ = tokio::time::timeout(ACCEPT_RETRY, ended).await;
+    }
+}
+
+impl axum::serve::Listener for GuardedListener {
+    type Io = GuardedStream;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (GuardedStream, SocketAddr) {
+        loop {
+            match self.listener.accept().await {
+                Ok((stream, addr)) => match self.connections.admit() {
+                    Some((id, connection)) => {
+                        let deadline =
+                            tokio::time::Instant::now() + self.connections.header_timeout;
+                        let stream = GuardedStream {
+                            stream,
+                            id,
+                            connection,
+                            connections: Arc::clone(&self.connections),
+                            timer: Box::pin(tokio::time::sleep_until(deadline)),
+                        };
+                        return (stream, addr);
+                    }
+                    None => {
+                        tracing::warn!(
+                            max = self.connections.max,
+                            "refused an HTTP connection: all open connections carry authorised requests (raise {MAX_CONNECTIONS_VAR})"
+                        );
+                        drop(stream);
+                    }
+                },
+                Err(error) => self.accept_failed(error).await,
+            }
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+}
+
+/// A connection's stream: reading fails once the connection is shed or
+/// its header deadline has passed, which makes the HTTP server close it.
+struct GuardedStream {
+    stream: tokio::net::TcpStream,
+    id: u64,
+    connection: Arc<Connection>,
+    connections: Arc<Connections>,
+    /// The header deadline: a true timer.
+    timer: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl Drop for GuardedStream {
+    fn drop(&mut self) {
+        self.connections.release(self.id);
+    }
+}
+
+fn shed_error() -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::ConnectionAborted,
+        "closed to make room for another connection",
+    )
+}
+
+impl AsyncRead for GuardedStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let this = &mut *self;
+        match this.connection.watch(cx.waker()) {
+            Watch::Shed => return Poll::Ready(Err(shed_error())),
+            Watch::Read(Some(deadline)) => {
+                if this.timer.deadline() != deadline {
+                    this.timer.as_mut().reset(deadline);
+                }
+                if this.timer.as_mut().poll(cx).is_ready() {
+                    tracing::debug!(
+                        "closed an HTTP connection: its request headers did not arrive in time"
+                    );
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the request headers did not arrive in time",
+                    )));
+                }
+            }
+            Watch::Read(None) => {}
+        }
+        Pin::new(&mut this.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for GuardedStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.connection.is_shed() {
+            return Poll::Ready(Err(shed_error()));
+        }
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        if self.connection.is_shed() {
+            return Poll::Ready(Err(shed_error()));
+        }
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// The connection's record, handed to every request on it (as
+/// `ConnectInfo`) so the guard can tell it what it saw.
+#[derive(Clone)]
+struct ConnHandle(Arc<Connection>);
+
+impl<'a> Connected<axum::serve::IncomingStream<'a, GuardedListener>> for ConnHandle {
+    fn connect_info(stream: axum::serve::IncomingStream<'a, GuardedListener>) -> Self {
+        Self(Arc::clone(&stream.io().connection))
     }
 }
 
@@ -812,6 +1522,133 @@ mod tests {
             p.check(&Method::GET, HEALTH_PATH, &bad),
             Err(Refusal::Forbidden(_))
         ));
+    }
+
+    #[test]
+    fn limits_from_variables() {
+        assert_eq!(
+            limits(|_| None).unwrap(),
+            (DEFAULT_MAX_CONNECTIONS, DEFAULT_HEADER_TIMEOUT)
+        );
+        let set = |max: &'static str, timeout: &'static str| {
+            move |name: &str| match name {
+                MAX_CONNECTIONS_VAR => Some(max.into()),
+                HEADER_TIMEOUT_VAR => Some(timeout.into()),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            limits(set("20", "0.5")).unwrap(),
+            (20, Duration::from_millis(500))
+        );
+        for (max, timeout) in [
+            ("0", "1"),
+            ("many", "1"),
+            ("65537", "1"),
+            ("1", "0"),
+            ("1", "-1"),
+            ("1", "nan"),
+            ("1", "inf"),
+            ("1", "3601"),
+        ] {
+            let err = limits(set(max, timeout)).unwrap_err();
+            assert!(err.is_config_error(), "{err}");
+            assert!(err.to_string().contains("TMUX_MCP_HTTP_"), "{err}");
+        }
+        assert_eq!(within_descriptors(1), 1);
+    }
+
+    #[test]
+    fn unauthorised_connections_make_room_and_authorised_ones_stay() {
+        let connections = Connections::new(2, Duration::from_secs(10));
+        let (first, a) = connections.admit().unwrap();
+        let (_, b) = connections.admit().unwrap();
+        a.authorise();
+        // Full: the oldest connection without an authorised request goes.
+        let (_, c) = connections.admit().unwrap();
+        assert!(b.is_shed());
+        assert!(!a.is_shed() && !c.is_shed());
+        c.authorise();
+        // Full of authorised connections: the new one is refused.
+        assert!(connections.admit().is_none());
+        connections.release(first);
+        assert!(connections.admit().is_some());
+    }
+
+    #[test]
+    fn the_header_deadline_is_armed_until_a_request_is_authorised() {
+        let connection = Connection::new(Duration::from_secs(10));
+        let deadline = |c: &Connection| lock(&c.state).deadline;
+        assert!(deadline(&connection).is_some());
+        connection.request_arrived();
+        assert!(deadline(&connection).is_none());
+        connection.request_answered();
+        assert!(deadline(&connection).is_some());
+        connection.request_arrived();
+        connection.authorise();
+        connection.request_answered();
+        assert!(deadline(&connection).is_none());
+        assert!(connection.is_authorised());
+    }
+
+    #[test]
+    fn token_file_checks() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir =
+            std::env::temp_dir().join(format!("tmux-mcp-token-checks-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, text: &str| {
+            let path = dir.join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+            path
+        };
+        assert!(read_token_file(&dir.join("missing")).unwrap().is_none());
+
+        let long = "t".repeat(5000);
+        let file = read_token_file(&write("long", &format!("{long}\n")))
+            .unwrap()
+            .unwrap();
+        assert_eq!(file.token.as_str(), long);
+        assert_eq!(file.mode, 0o600);
+
+        let max = usize::try_from(MAX_TOKEN_FILE_BYTES).unwrap();
+        let largest = format!("{}\n", "m".repeat(max - 1));
+        assert!(
+            read_token_file(&write("largest", &largest))
+                .unwrap()
+                .is_some()
+        );
+        let refusal = read_token_file(&write("huge", &"h".repeat(max + 1))).unwrap_err();
+        assert_eq!(refusal.problem, TokenFileProblem::Contents);
+        assert!(refusal.reason.contains("65537 bytes"), "{}", refusal.reason);
+
+        let link = dir.join("link");
+        std::os::unix::fs::symlink(dir.join("long"), &link).unwrap();
+        let refusal = read_token_file(&link).unwrap_err();
+        assert_eq!(refusal.problem, TokenFileProblem::NotRegular);
+        assert!(
+            refusal.reason.contains("symbolic link"),
+            "{}",
+            refusal.reason
+        );
+        assert!(load_or_create_token(&link, false).is_err());
+
+        let refusal = read_token_file(&dir).unwrap_err();
+        assert_eq!(refusal.problem, TokenFileProblem::NotRegular);
+        assert!(refusal.reason.contains("a directory"), "{}", refusal.reason);
+
+        for bad in ["short\n", "two words-of-token-text\n"] {
+            let refusal = read_token_file(&write("bad", bad)).unwrap_err();
+            assert_eq!(refusal.problem, TokenFileProblem::Contents, "{bad}");
+        }
+        let open = write("open", "a-token-of-enough-characters\n");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let refusal = read_token_file(&open).unwrap_err();
+        assert_eq!(refusal.problem, TokenFileProblem::NotPrivate);
+        assert_eq!(refusal.mode, Some(0o640));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
