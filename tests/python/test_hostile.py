@@ -202,13 +202,17 @@ async def test_resource_requests_are_answered_while_tmux_does_not_answer(tmux_mc
             assert any(r.uri == "tmux://terminals" for r in listed.resources), listed
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 async def test_a_run_that_execs_a_new_shell_says_the_shell_was_replaced(tmux_mcp: TmuxMcp, shell: str) -> None:
     program = shutil.which(shell)
     assert program, f"{shell} is not installed (scripts/setup installs it)"
+    # bash, zsh and fish as the default shell (integrated); dash as a
+    # command (the wrapped form).
+    env = {"SHELL": program} if shell != "dash" else None
+    args = {"name": f"exec-{shell}"} | ({"command": "dash"} if shell == "dash" else {})
     with anyio.fail_after(LIMIT):
-        async with tmux_mcp.session(env={"SHELL": program}) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"exec-{shell}"})
+        async with tmux_mcp.session(env=env) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", args)
             assert not created.is_error, text_of(created)
             pane = created.structured_content["pane"]
             replaced = await call(session, "run", target=pane, command="exec bash --norc --noprofile -i", timeout_secs=20)

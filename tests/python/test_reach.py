@@ -195,15 +195,34 @@ async def test_an_interrupted_wrapped_run_does_not_lock_the_pane(tmux_mcp: TmuxM
             slow = await call(session, "run", target=pane, command="sleep 30; echo after", timeout_secs=1)
             assert (slow["status"], slow["mode"]) == ("running", "wrapped"), slow
             await call(session, "send_keys", target=pane, keys=["C-c"])
-            # A new run is refused with a way out that works.
+            # The shell is back at its prompt without the end marker: the
+            # run is over (interrupted), and says so when resumed.
+            resumed = await call(session, "run", run_id=slow["run_id"], timeout_secs=10)
+            assert (resumed["status"], resumed["exit_status"]) == ("interrupted", None), resumed
+            done = await call(session, "run", target=pane, command="echo next", timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "next\n"), done
+            # Interrupted and not collected: the next run goes through too.
+            again = await call(session, "run", target=pane, command="sleep 30", timeout_secs=1)
+            await call(session, "send_keys", target=pane, keys=["C-c"])
+            done = await call(session, "run", target=pane, command="echo free", timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "free\n"), done
+            resumed = await call(session, "run", run_id=again["run_id"], timeout_secs=5)
+            assert resumed["status"] == "interrupted", resumed
+
+
+async def test_force_gives_up_a_run_still_in_progress(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            pane = (await call(session, "create_terminal", name="forced", command="dash"))["pane"]
+            # Still running (no interrupt): force types the next command
+            # ahead, which the shell reads once this one ends.
+            slow = await call(session, "run", target=pane, command="sleep 3", timeout_secs=1)
+            assert slow["status"] == "running", slow
             refused = await session.call_tool("run", {"target": pane, "command": "echo next"})
             assert refused.is_error
             advice = refused.content[0].text
             assert "force=true" in advice and "respawn" in advice, advice
-            done = await call(session, "run", target=pane, command="echo next", force=True, timeout_secs=20)
-            assert (done["status"], done["output"]) == ("completed", "next\n"), done
+            done = await call(session, "run", target=pane, command="echo taken", force=True, timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "taken\n"), done
             resumed = await call(session, "run", run_id=slow["run_id"], timeout_secs=5)
             assert resumed["status"] == "abandoned", resumed
-            # And the pane stays free for runs without force.
-            done = await call(session, "run", target=pane, command="echo free", timeout_secs=20)
-            assert (done["status"], done["output"]) == ("completed", "free\n"), done

@@ -35,7 +35,19 @@ pub(crate) fn probe(pid: u32, tty: &Path) -> Evidence {
             .ok()
             .map(|c| c.trim_end().to_owned())
     });
-    let reading_terminal = foreground.and_then(|g| reading(g, tty, Some(pid)));
+    // A shell's own line reader waits in poll or select: the pane's first
+    // process, or a shell in the foreground under it (a shell started as a
+    // command, or one that `exec`ed another).
+    let shell = match (foreground, command.as_deref()) {
+        (Some(g), Some(name))
+            if tmux_control::PaneState::is_posix_shell(name)
+                || tmux_control::ShellKind::of(name).is_some() =>
+        {
+            g
+        }
+        _ => pid,
+    };
+    let reading_terminal = foreground.and_then(|g| reading(g, tty, Some(shell)));
     Evidence {
         foreground,
         command,

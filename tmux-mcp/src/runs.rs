@@ -30,11 +30,13 @@ pub(crate) struct RunState {
     /// Set when the run was given up without an end: why (its pane was
     /// respawned, or a later run with `force` took the pane over).
     pub(crate) abandoned: Option<&'static str>,
-    /// The pane's first process and its command line when the command was
-    /// typed (a local pane only): a shell that `exec`s another program
-    /// keeps its pid and changes its command line.
-    pub(crate) program: Option<(u32, Vec<u8>)>,
+    /// The shell the command was typed into (a local pane only).
+    pub(crate) program: Option<TypedInto>,
 }
+
+/// Why a wrapped run was found interrupted (see [`RunState::abandoned`]):
+/// its shell is back at its prompt without the end marker.
+pub(crate) const INTERRUPTED: &str = "the command was interrupted";
 
 /// Marks every run in `pane` that has not ended as abandoned, for `why`
 /// (see [`RunState::abandoned`]); the call that resumes one says so.
@@ -48,6 +50,33 @@ pub(crate) fn abandon(
         if run.pane == pane && run.ended.is_none() && run.abandoned.is_none() {
             run.abandoned = Some(why);
         }
+    }
+}
+
+/// The process a command was typed into: the terminal's foreground process
+/// then (a command may run under a wrapper, the pane's first process).
+#[derive(Debug, Clone)]
+pub(crate) struct TypedInto {
+    /// Its pid.
+    pub(crate) pid: u32,
+    /// Its command line then: a shell that `exec`s another program keeps
+    /// its pid and changes its command line.
+    pub(crate) cmdline: Vec<u8>,
+    /// The pane's terminal.
+    pub(crate) tty: std::path::PathBuf,
+}
+
+impl TypedInto {
+    /// Whether this process, as it was, reads the terminal now (at its
+    /// prompt, or a `read` of its own), by the kernel's evidence.
+    pub(crate) fn reads_terminal(&self) -> bool {
+        let evidence = crate::probe::probe(self.pid, &self.tty);
+        evidence.foreground == Some(self.pid) && evidence.reading_terminal == Some(true)
+    }
+
+    /// Whether it now runs another program (it ran `exec`).
+    pub(crate) fn replaced(&self) -> bool {
+        crate::probe::cmdline(self.pid).is_some_and(|now| now != self.cmdline)
     }
 }
 

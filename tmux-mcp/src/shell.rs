@@ -425,6 +425,24 @@ impl Shells {
         self.wrapped.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Whether `po`'s output from `from` on ends at a prompt of the pane's
+    /// shell: its last line ends the way the prompts `run` saw there ended,
+    /// or, with none seen yet, the way common prompts do (`$ `, `# `, `% `,
+    /// `> `). Read from the pane's log, for a wrapped run whose shell reads
+    /// the terminal again without its end marker (an interrupt).
+    pub(crate) fn at_prompt(&self, po: &PaneOutput, from: u64) -> bool {
+        let (_, bytes) = po.read_from(from, 1 << 16);
+        let line = last_line(&bytes);
+        match self
+            .wrapped()
+            .get(&po.pane())
+            .and_then(|w| w.prompt_end.clone())
+        {
+            Some(end) => line.ends_with(&end),
+            None => ["$ ", "# ", "% ", "> "].iter().any(|end| line.ends_with(end)),
+        }
+    }
+
     /// Notes that a wrapped run in `pane` ended with the end mark just
     /// before `end`: its shell prints its prompt next.
     pub(crate) fn wrapped_ended(&self, pane: PaneId, end: u64) {

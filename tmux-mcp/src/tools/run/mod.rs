@@ -64,7 +64,7 @@ use crate::wait::{CallCtx, Waited};
 const RUN: &str = "Run one shell command in a terminal whose shell waits at its prompt, wait for it to finish, and return its output and exact exit status. \
 In a bash, zsh or fish with shell integration (mode=integrated: terminals made by create_terminal, panes opened on tmux-mcp's own server, or integrate=true) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
-Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned, shell_replaced), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
+Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned, interrupted, shell_replaced), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
 Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running (force=true gives that run up: resuming it answers abandoned; respawn does too).";
 
 fn ms(d: Duration) -> u64 {
@@ -385,11 +385,20 @@ impl TmuxMcp {
                     started: Instant::now(),
                     ended: None,
                     abandoned: None,
+                    // The shell that reads the typed line: the terminal's
+                    // foreground process (a command may run under a wrapper,
+                    // the pane's first process).
                     program: if conn.remote {
                         None
                     } else {
-                        row.pid
-                            .and_then(|pid| crate::probe::cmdline(pid).map(|line| (pid, line)))
+                        row.pid.and_then(|pid| {
+                            let shell = crate::probe::probe(pid, &row.tty).foreground.unwrap_or(pid);
+                            crate::probe::cmdline(shell).map(|cmdline| crate::runs::TypedInto {
+                                pid: shell,
+                                cmdline,
+                                tty: row.tty.clone(),
+                            })
+                        })
                     },
                     command: command.to_owned(),
                 },
@@ -417,7 +426,25 @@ impl TmuxMcp {
                 .map(|(id, s)| (id.clone(), s.clone()))?
         };
         if state.shell.is_none() {
-            // The wrapped form: only collecting the run ends it.
+            // The wrapped form has no end mark after an interrupt: the run
+            // is over when its shell reads the terminal again at its
+            // prompt (local panes: the kernel's evidence).
+            let back = state
+                .program
+                .as_ref()
+                .is_some_and(|p| !p.replaced() && p.reads_terminal())
+                && conn.shells.at_prompt(po, state.typed_at);
+            if back {
+                if let Some(run) = conn
+                    .runs
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .get_mut(&id)
+                {
+                    run.abandoned = Some(crate::runs::INTERRUPTED);
+                }
+                return None;
+            }
             return Some(id);
         }
         // Just interrupted, the shell may not have marked the end yet:
@@ -499,12 +526,14 @@ impl TmuxMcp {
         enum End {
             Finished(Ended),
             Abandoned,
+            Interrupted,
             Input(Evidence),
             Exited(PaneExit),
             Gone,
             Timeout,
         }
         let outcome = match already {
+            _ if state.abandoned == Some(crate::runs::INTERRUPTED) => Waited::Done(End::Interrupted),
             _ if state.abandoned.is_some() => Waited::Done(End::Abandoned),
             Some(ended) => Waited::Done(End::Finished(ended)),
             None => {
@@ -652,13 +681,29 @@ impl TmuxMcp {
             // another program than when the command was typed: the shell
             // ran `exec`, and its end can never be marked.
             End::Input(evidence)
-                if state.program.as_ref().is_some_and(|(pid, before)| {
-                    evidence.foreground == Some(*pid)
-                        && crate::probe::cmdline(*pid).is_some_and(|now| now != *before)
-                }) =>
+                if state
+                    .program
+                    .as_ref()
+                    .is_some_and(|p| evidence.foreground == Some(p.pid) && p.replaced()) =>
             {
                 conn.shells.forget(&conn.tmux, state.pane).await;
                 result.status = RunStatus::ShellReplaced;
+                (true, None)
+            }
+            // The wrapped form's own shell reads the terminal again, at its
+            // prompt: the command was interrupted and the shell dropped the
+            // end marker with the rest of the line.
+            End::Input(evidence)
+                if state.shell.is_none()
+                    && state
+                        .program
+                        .as_ref()
+                        .is_some_and(|p| evidence.foreground == Some(p.pid))
+                    && conn
+                        .shells
+                        .at_prompt(po, started_at.unwrap_or(state.typed_at)) =>
+            {
+                result.status = RunStatus::Interrupted;
                 (true, None)
             }
             End::Input(evidence) => {
@@ -677,6 +722,10 @@ impl TmuxMcp {
             }
             End::Abandoned => {
                 result.status = RunStatus::Abandoned;
+                (true, None)
+            }
+            End::Interrupted => {
+                result.status = RunStatus::Interrupted;
                 (true, None)
             }
             End::Timeout => (false, None),

@@ -51,6 +51,8 @@ pub enum RunStatus {
     PaneGone,
     /// Given up without an end: the pane was respawned, or a later run with force=true took it over. No exit status.
     Abandoned,
+    /// The wrapped form's shell is back at its prompt without the end marker: the command was interrupted (C-c) and the shell dropped the rest of the line. Exit status unknown (130 after C-c). The pane takes run again.
+    Interrupted,
     /// The shell the command was typed into was replaced by another program (the command ran `exec`, for example `exec bash`), which now reads the terminal: no end mark can come, no exit status. The pane takes run again (in the new shell).
     ShellReplaced,
 }
@@ -72,7 +74,7 @@ pub struct RunResult {
     pub pane: String,
     /// Identifies this run: pass it back to keep waiting while status is running.
     pub run_id: String,
-    /// completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned or shell_replaced.
+    /// completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned, interrupted or shell_replaced.
     pub status: RunStatus,
     /// The command's exit status when completed (the shell's when pane_exited).
     pub exit_status: Option<i32>,
@@ -166,6 +168,10 @@ impl Summary for RunResult {
             RunStatus::PaneGone => {
                 format!("Pane {} was closed while running the command.", self.pane)
             }
+            RunStatus::Interrupted => format!(
+                "The command in pane {} was interrupted: the shell is back at its prompt without the end marker (it dropped the rest of the typed line), so the exit status is unknown. The pane takes run again.",
+                self.pane
+            ),
             RunStatus::ShellReplaced => format!(
                 "The shell in pane {} was replaced while running the command (it ran exec): the new program reads the terminal, so the command's end and exit status cannot be known. The pane takes run again.",
                 self.pane
