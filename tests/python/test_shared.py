@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import socket
 import stat
+import time
 import warnings
 
 import anyio
@@ -23,6 +26,7 @@ import pytest
 from mcp import types
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from support import TmuxMcp, connecting_call, text_of
+from test_stdio import STOP_LIMIT, JsonLines, assert_stopped_run_answer
 
 pytestmark = pytest.mark.anyio
 
@@ -365,3 +369,43 @@ def test_socket_modes_and_one_server_per_state_directory(tmux_mcp: TmuxMcp) -> N
     refusal = third.wait_line("refusing the socket directory")
     assert "mode is 0777: every user can write to it" in refusal, refusal
     assert not (open_dir / "mcp.sock").exists()
+
+
+def test_sigterm_answers_the_call_in_flight_and_removes_the_socket(tmux_mcp: TmuxMcp) -> None:
+    socket_path = tmux_mcp.root / "s" / "mcp.sock"
+    server = tmux_mcp.serve_unix(socket_path)
+    server.ready()
+    deadline = time.monotonic() + LIMIT
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as busy,
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as idle,
+    ):
+        busy.connect(str(socket_path))
+        idle.connect(str(socket_path))
+        busy_file = busy.makefile("rwb")
+        idle_file = idle.makefile("rwb")
+        client = JsonLines(busy_file, busy_file)
+        client.handshake(deadline)
+        bystander = JsonLines(idle_file, idle_file)
+        bystander.handshake(deadline)
+        client.start_long_run(10, deadline)
+
+        server.process.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        # The call in flight is answered, then the connection ends; the idle
+        # connection just ends.
+        assert_stopped_run_answer(client.answer(10, stopped + STOP_LIMIT))
+        for connection in (client, bystander):
+            while (message := connection.next(stopped + STOP_LIMIT)) is not None:
+                assert "id" not in message, message
+        assert server.exit_status(timeout=max(0.0, stopped + STOP_LIMIT - time.monotonic())) == 0
+        assert time.monotonic() - stopped < STOP_LIMIT
+    assert not socket_path.exists()
+    # The lock is released, and no longer names the stopped server's pid.
+    assert (tmux_mcp.state / "serve.lock").read_text().strip() == ""
+    runs = [r for r in tmux_mcp.audit_records() if r["tool"] == "run"]
+    assert len(runs) == 1 and runs[0]["outcome"] == "error", tmux_mcp.audit_records()
+    # Another server can start on the same socket and state directory at once.
+    again = tmux_mcp.serve_unix(socket_path)
+    again.ready()
+    again.kill()

@@ -9,8 +9,12 @@ conftest.py and support.py). Each test bounds itself with `anyio.fail_after`.
 from __future__ import annotations
 
 import hashlib
+import json
+import queue
+import signal
 import stat
 import subprocess
+import threading
 import time
 
 import anyio
@@ -505,3 +509,151 @@ async def test_modern_protocol_lists_tools_and_calls_one(tmux_mcp: TmuxMcp) -> N
     assert done.structured_content["exit_status"] == 1
     assert done.structured_content["output"] == "modern\n"
     assert progress, "no progress notification during a 1.2 s run"
+
+
+# ---------------------------------------------------------------- shutdown
+
+
+class JsonLines:
+    """A raw JSON-RPC client on a pair of byte streams (newline-delimited):
+    a thread reads the server's lines into a queue, and `next` waits on that
+    queue with a deadline (never by looking again after a pause)."""
+
+    def __init__(self, writer, reader) -> None:
+        self._writer = writer
+        self._lines: queue.Queue[dict | None] = queue.Queue()
+        self.seen: list[dict] = []
+
+        def read() -> None:
+            for line in reader:
+                if line.strip():
+                    self._lines.put(json.loads(line))
+            self._lines.put(None)
+
+        threading.Thread(target=read, daemon=True).start()
+
+    def send(self, message: dict) -> None:
+        self._writer.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
+        self._writer.flush()
+
+    def next(self, deadline: float) -> dict | None:
+        """The next message (None at the end of the stream), waiting until
+        `deadline` (a `time.monotonic` value) at most."""
+        try:
+            message = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+        except queue.Empty:
+            raise AssertionError(f"no message in time; seen: {self.seen}") from None
+        if message is not None:
+            self.seen.append(message)
+        return message
+
+    def answer(self, request_id: int, deadline: float) -> dict:
+        """Waits for the answer to request `request_id`."""
+        while (message := self.next(deadline)) is not None:
+            if message.get("id") == request_id and "method" not in message:
+                return message
+        raise AssertionError(f"the stream ended without an answer to {request_id}: {self.seen}")
+
+    def call(self, request_id: int, tool: str, deadline: float, meta: dict | None = None, **args) -> dict:
+        params: dict = {"name": tool, "arguments": args}
+        if meta:
+            params["_meta"] = meta
+        self.send({"id": request_id, "method": "tools/call", "params": params})
+        return self.answer(request_id, deadline)
+
+    def handshake(self, deadline: float) -> None:
+        self.send(
+            {
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": HANDSHAKE_PROTOCOL,
+                    "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "1"},
+                },
+            }
+        )
+        assert "result" in self.answer(1, deadline), self.seen
+        self.send({"method": "notifications/initialized"})
+
+    def start_long_run(self, request_id: int, deadline: float) -> str:
+        """Creates a terminal and starts a `run` of `sleep 30` as request
+        `request_id`; returns once the run has typed its command and waits
+        (its first progress notification). The pane's id."""
+        made = self.call(2, "create_terminal", deadline)
+        if made["result"].get("isError") and TMUX_DIED in made["result"]["content"][0]["text"]:
+            made = self.call(3, "create_terminal", deadline)
+        assert not made["result"].get("isError"), made
+        pane = made["result"]["structuredContent"]["pane"]
+        self.send(
+            {
+                "id": request_id,
+                "method": "tools/call",
+                "params": {
+                    "name": "run",
+                    "arguments": {"target": pane, "command": "sleep 30", "timeout_secs": 20},
+                    "_meta": {"progressToken": "long-run"},
+                },
+            }
+        )
+        while (message := self.next(deadline)) is not None:
+            if message.get("method") == "notifications/progress":
+                assert message["params"]["progressToken"] == "long-run", message
+                return pane
+            assert message.get("id") != request_id, f"the run ended early: {message}"
+        raise AssertionError(f"the server ended before the run was under way: {self.seen}")
+
+
+def assert_stopped_run_answer(answer: dict) -> None:
+    """The answer to a `run` in flight when the server stopped: an error that
+    says so, with the run_id to resume with, or a running result with it."""
+    result = answer.get("result")
+    assert result is not None, answer
+    if result.get("isError"):
+        text = result["content"][0]["text"]
+        assert "shutting down" in text, text
+        assert 'run_id="' in text, text
+    else:
+        assert result["structuredContent"]["status"] == "running", result
+        assert result["structuredContent"]["run_id"], result
+
+
+#: How long a stopped server may take to exit (its drain time is 5 s).
+STOP_LIMIT = 15
+
+
+def test_sigterm_answers_and_audits_the_call_in_flight(tmux_mcp: TmuxMcp) -> None:
+    deadline = time.monotonic() + LIMIT
+    with tmux_mcp.log.open("ab") as errlog:
+        proc = subprocess.Popen(  # acts on the fixture's private tmux socket (--socket-path)
+            tmux_mcp.command("--audit-log", str(tmux_mcp.audit)),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=errlog,
+            env=tmux_mcp.env(),
+            cwd=str(tmux_mcp.home),
+        )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        client = JsonLines(proc.stdin, proc.stdout)
+        client.handshake(deadline)
+        client.start_long_run(10, deadline)
+
+        proc.send_signal(signal.SIGTERM)
+        stopped = time.monotonic()
+        answer = client.answer(10, stopped + STOP_LIMIT)
+        assert_stopped_run_answer(answer)
+        assert proc.wait(timeout=max(0.0, stopped + STOP_LIMIT - time.monotonic())) == 0
+        assert time.monotonic() - stopped < STOP_LIMIT
+        # Nothing else is answered: only notifications come before the end.
+        while (message := client.next(time.monotonic() + 5)) is not None:
+            assert "id" not in message, message
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+    runs = [r for r in tmux_mcp.audit_records() if r["tool"] == "run"]
+    assert len(runs) == 1, tmux_mcp.audit_records()
+    assert runs[0]["outcome"] == "error", runs
+    assert runs[0]["arguments"]["timeout_secs"] == 20, runs

@@ -83,6 +83,16 @@ impl AuditLog {
     }
 }
 
+impl AuditLog {
+    /// Writes the log's lines to the disk (they are written to the file
+    /// as they come, unbuffered; this makes them last through a crash of
+    /// the machine too), as a shutdown ends.
+    pub fn sync(&self) -> std::io::Result<()> {
+        let file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        file.sync_data()
+    }
+}
+
 /// The JSON line (with its newline) for one call by `actor`: see
 /// [`call_arguments`] for what is written of the arguments.
 pub fn record_line(

@@ -7,6 +7,11 @@
 //! It starts or contacts tmux only when a tool call needs it. Diagnostics go
 //! to standard error only, so they can never corrupt the protocol stream on
 //! standard output.
+//!
+//! On SIGTERM or SIGINT, stdio and `serve --unix` read no more requests,
+//! answer and audit every call in flight (stopping those still running
+//! after `stdio::DRAIN`; a second signal stops them at once), sync the
+//! audit log, remove `serve --unix`'s socket file, and exit 0.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -15,6 +20,7 @@ use clap::Parser as _;
 use rmcp::ServiceExt as _;
 use tmux_control_mcp::config::{Command, LogLevel};
 use tmux_control_mcp::http::{HttpError, HttpOptions, HttpServer};
+use tmux_control_mcp::stdio::Shutdown;
 use tmux_control_mcp::{Cli, Config, TmuxMcp, bridge, shared, stdio};
 use tracing::level_filters::LevelFilter;
 
@@ -58,6 +64,13 @@ fn main() -> ExitCode {
         }
     };
 
+    // Installed before anything is served, so that no signal finds its
+    // default action (the process ending at once) any more.
+    let shutdown = Shutdown::new();
+    let signals = {
+        let _runtime = runtime.enter();
+        Signals::install()
+    };
     let job = match &cli.command {
         Some(Command::Serve(args)) if args.http.is_some() => {
             let options = match HttpOptions::new(
@@ -100,7 +113,7 @@ fn main() -> ExitCode {
                         std::process::id(),
                         bound.state_dir().display()
                     );
-                    Box::pin(shared::serve(bound, server))
+                    Box::pin(shared::serve(bound, server, shutdown.clone()))
                 }
                 Err(err) => {
                     eprintln!("tmux-mcp: {err}");
@@ -108,9 +121,22 @@ fn main() -> ExitCode {
                 }
             }
         }
-        _ => serve_stdio(server),
+        _ => serve_stdio(server, shutdown.clone()),
     };
-    match runtime.block_on(job) {
+    let outcome = runtime.block_on(async {
+        tokio::spawn(follow_signals(signals, shutdown.clone()));
+        tokio::select! {
+            outcome = job => outcome,
+            () = shutdown.given_up() => Err(format!(
+                "stopped without writing every answer: the last ones were still unwritten {} s after the signal",
+                (stdio::DRAIN + stdio::STOP_GRACE + stdio::WRITE_GRACE).as_secs()
+            )),
+        }
+    });
+    // A true timer: a bound on waiting for blocking reads that cannot be
+    // interrupted (standard input that is not a pipe) as the runtime ends.
+    runtime.shutdown_timeout(EXIT_GRACE);
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
             tracing::error!("{message}");
@@ -118,6 +144,71 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// How long the runtime's last blocking tasks may delay the exit.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// SIGTERM and SIGINT, as they come. A handler that cannot be installed
+/// leaves its signal with its default action (the process ends at once).
+struct Signals {
+    term: Option<tokio::signal::unix::Signal>,
+    int: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    /// Must be called inside a Tokio runtime.
+    fn install() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        let install = |kind: SignalKind, name: &str| match signal(kind) {
+            Ok(signal) => Some(signal),
+            Err(e) => {
+                tracing::warn!("cannot handle {name}: {e}");
+                None
+            }
+        };
+        Self {
+            term: install(SignalKind::terminate(), "SIGTERM"),
+            int: install(SignalKind::interrupt(), "SIGINT"),
+        }
+    }
+
+    /// Completes on the next SIGTERM or SIGINT.
+    async fn recv(&mut self) {
+        async fn next(signal: Option<&mut tokio::signal::unix::Signal>) {
+            match signal {
+                Some(signal) => {
+                    signal.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        tokio::select! {
+            () = next(self.term.as_mut()) => {}
+            () = next(self.int.as_mut()) => {}
+        }
+    }
+}
+
+/// Moves `shutdown` on as the signals come: the first stops reading
+/// requests; the calls still running after the drain time (or at a second
+/// signal) are stopped; after the last bound, the process gives up waiting.
+async fn follow_signals(mut signals: Signals, shutdown: Shutdown) {
+    signals.recv().await;
+    tracing::info!(
+        "stopping: answering the calls in flight (those still running in {} s are stopped)",
+        stdio::DRAIN.as_secs()
+    );
+    shutdown.stop();
+    tokio::select! {
+        // A true timer: the drain time.
+        () = tokio::time::sleep(stdio::DRAIN) => {}
+        () = signals.recv() => tracing::info!("a second signal: stopping the calls in flight now"),
+    }
+    shutdown.abort();
+    // A true timer: how long stopped calls, and then their answers, may take.
+    tokio::time::sleep(stdio::STOP_GRACE + stdio::WRITE_GRACE).await;
+    shutdown.give_up();
 }
 
 /// `tmux-mcp bridge`: forwards stdio to a `serve --unix` server.
@@ -179,20 +270,21 @@ fn init_logging(log_level: LogLevel) {
 /// that is not JSON (see `tmux_control_mcp::stdio`).
 fn serve_stdio(
     server: TmuxMcp,
+    shutdown: Shutdown,
 ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), String>>>> {
-    Box::pin(serve_stdio_session(server))
+    Box::pin(serve_stdio_session(server, shutdown))
 }
 
-async fn serve_stdio_session(server: TmuxMcp) -> Result<(), String> {
+async fn serve_stdio_session(server: TmuxMcp, shutdown: Shutdown) -> Result<(), String> {
     tracing::info!(
         version = env!("CARGO_PKG_VERSION"),
         tools = server.tool_names().len(),
         "tmux-mcp starting on stdio"
     );
     let (stdin, stdout) = rmcp::transport::stdio_pipes();
-    let (transport, pumps) = stdio::guard(stdin, stdout);
+    let (transport, pumps) = stdio::guard_until(stdin, stdout, shutdown.clone());
     let session = async {
-        let running = server
+        let running = stdio::Draining::new(server.clone(), shutdown)
             .serve(transport)
             .await
             .map_err(|err| format!("MCP session did not start: {err}"))?;
@@ -204,6 +296,7 @@ async fn serve_stdio_session(server: TmuxMcp) -> Result<(), String> {
     let reason = session.await;
     // The session is over (rmcp dropped its end): write what is left.
     pumps.finish().await;
+    stdio::sync_audit_log(&server);
     tracing::info!(?reason, "tmux-mcp stopped");
     reason.map(drop)
 }

@@ -16,6 +16,13 @@
 //! `STATE_DIR/serve.lock`, which holds its pid, so a second one is refused
 //! with that pid. A socket file left by a server that died is replaced; a
 //! socket with a live server behind it is not.
+//!
+//! On SIGTERM or SIGINT ([`serve`]'s [`Shutdown`]) the server stops
+//! accepting and removes its socket file at once, answers every call in
+//! flight on every connection (see [`crate::stdio`]: within a bounded drain
+//! time), syncs the audit log, and only then clears its pid from the lock
+//! file and releases the lock (the file itself stays: removing a file
+//! others may be about to lock would let two servers lock two files).
 
 use std::fs::File;
 use std::io::{Read as _, Seek as _, Write as _};
@@ -27,7 +34,7 @@ use rmcp::ServiceExt as _;
 use tokio::net::{UnixListener, UnixStream};
 
 use crate::server::TmuxMcp;
-use crate::stdio;
+use crate::stdio::{self, Draining, Shutdown};
 
 /// The lock file's name in the state directory.
 pub const LOCK_FILE: &str = "serve.lock";
@@ -96,8 +103,8 @@ fn io(what: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> SharedE
 }
 
 /// A bound socket, ready to [`serve`]: the listener, the state directory's
-/// lock (held until dropped) and the socket file (removed when dropped, if
-/// it is still this one).
+/// lock (held until dropped, its pid cleared then) and the socket file
+/// (removed when dropped, if it is still this one).
 #[derive(Debug)]
 pub struct Bound {
     listener: UnixListener,
@@ -105,7 +112,8 @@ pub struct Bound {
     state_dir: PathBuf,
     /// The socket file's device and inode, to remove only our own.
     inode: (u64, u64),
-    _lock: File,
+    /// `None` once [`serve`] took it to hold past the listener.
+    lock: Option<File>,
 }
 
 impl Bound {
@@ -127,6 +135,17 @@ impl Drop for Bound {
         if ours && let Err(e) = std::fs::remove_file(&self.path) {
             tracing::debug!("cannot remove {}: {e}", self.path.display());
         }
+        release(self.lock.take());
+    }
+}
+
+/// Clears this process's pid from the lock file, then releases the lock
+/// (by closing the file).
+fn release(lock: Option<File>) {
+    if let Some(lock) = lock
+        && let Err(e) = lock.set_len(0)
+    {
+        tracing::debug!("cannot clear the lock file: {e}");
     }
 }
 
@@ -190,7 +209,7 @@ pub fn bind(path: &Path, state_dir: &Path) -> Result<Bound, SharedError> {
         path: path.to_owned(),
         state_dir: state_dir.to_owned(),
         inode: (meta.dev(), meta.ino()),
-        _lock: lock,
+        lock: Some(lock),
     })
 }
 
@@ -267,17 +286,21 @@ fn socket_dir(dir: &Path) -> Result<(), SharedError> {
 /// A pause after a failed `accept` (out of file descriptors, say).
 const ACCEPT_BACKOFF: std::time::Duration = std::time::Duration::from_millis(100);
 
-/// Serves every connection to `bound` as one MCP session of `server`, for
-/// as long as the process runs.
-pub async fn serve(bound: Bound, server: TmuxMcp) -> Result<(), String> {
+/// Serves every connection to `bound` as one MCP session of `server`
+/// until `shutdown` stops; then removes the socket file, waits for every
+/// session to answer its calls in flight and end, syncs the audit log and
+/// releases the state directory's lock.
+pub async fn serve(mut bound: Bound, server: TmuxMcp, shutdown: Shutdown) -> Result<(), String> {
     tracing::info!(socket = %bound.path.display(), "tmux-mcp serving on a unix socket");
     let mut sessions = tokio::task::JoinSet::new();
     loop {
         tokio::select! {
+            biased;
+            () = shutdown.stopped() => break,
             accepted = bound.listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let session = server.for_session();
-                    sessions.spawn(serve_connection(session, stream));
+                    sessions.spawn(serve_connection(session, stream, shutdown.clone()));
                 }
                 Err(e) => {
                     tracing::error!("cannot accept a connection on {}: {e}", bound.path.display());
@@ -291,14 +314,31 @@ pub async fn serve(bound: Bound, server: TmuxMcp) -> Result<(), String> {
             Some(_) = sessions.join_next(), if !sessions.is_empty() => {}
         }
     }
+    // No new clients: the listener closes and the socket file goes now;
+    // the lock is held until the sessions have ended.
+    let lock = bound.lock.take();
+    drop(bound);
+    tracing::info!(
+        sessions = sessions.len(),
+        "stopping: answering the calls in flight"
+    );
+    while sessions.join_next().await.is_some() {}
+    stdio::sync_audit_log(&server);
+    release(lock);
+    tracing::info!("tmux-mcp stopped");
+    Ok(())
 }
 
-/// One MCP session on one connection.
-async fn serve_connection(server: TmuxMcp, stream: UnixStream) {
+/// One MCP session on one connection, until it ends or `shutdown` stops
+/// it (once its calls in flight are answered).
+async fn serve_connection(server: TmuxMcp, stream: UnixStream, shutdown: Shutdown) {
     let (read, write) = stream.into_split();
-    let (transport, pumps) = stdio::guard(read, write);
+    let (transport, pumps) = stdio::guard_until(read, write, shutdown.clone());
     tracing::debug!(session = server.session, "a client connected");
-    match server.clone().serve(transport).await {
+    match Draining::new(server.clone(), shutdown)
+        .serve(transport)
+        .await
+    {
         Ok(running) => {
             if let Err(e) = running.waiting().await {
                 tracing::debug!("an MCP session ended with an error: {e}");

@@ -30,20 +30,41 @@
 //! unchanged, and what rmcp writes is copied to standard output line by
 //! line, with the replies made here written only between rmcp's lines.
 //!
+//! On SIGTERM or SIGINT the server stops ([`Shutdown`]): [`guard_until`]
+//! stops reading the client (a request already read but not yet passed on
+//! is answered with a shutting-down error), and waits until every request
+//! passed on to rmcp has been answered before it ends rmcp's input (which
+//! ends the session; rmcp would drop an answer that came later). The
+//! requests are answered in time because they run in a [`Draining`]
+//! service: [`DRAIN`] after the signal it stops the calls still running
+//! (as a client's cancel would: `run` answers with its run_id, and every
+//! call writes its audit record), and one that still has not ended
+//! [`STOP_GRACE`] later is answered, and audited, as cut off.
+//!
 //! (Over 600 lines with its unit tests, which are the last 300: the byte-level
 //! cases of a line transport are many and belong beside it.)
 
-use rmcp::RoleServer;
-use rmcp::model::{ErrorCode, RequestId};
-use rmcp::service::RxJsonRpcMessage;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use rmcp::model::{
+    CallToolResult, ClientRequest, ContentBlock, ErrorCode, ProtocolVersion, RequestId,
+    ServerResult,
+};
+use rmcp::service::{NotificationContext, RequestContext, RxJsonRpcMessage};
 use rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH;
+use rmcp::{ErrorData as McpError, RoleServer, Service};
 use serde_json::json;
 use tokio::io::{
     AsyncBufRead, AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader,
     DuplexStream,
 };
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+use crate::audit::Outcome;
+use crate::server::TmuxMcp;
 
 /// The longest line passed on, without its line feed: rmcp's own limit
 /// counts the line feed, so no line forwarded from here is ever dropped
@@ -58,6 +79,116 @@ pub(crate) const PIPE: usize = 256 * 1024;
 
 /// Replies made here that may wait for the output side.
 const QUEUED_REPLIES: usize = 64;
+
+/// How long the calls in flight may go on after SIGTERM or SIGINT before
+/// they are stopped.
+pub const DRAIN: Duration = Duration::from_secs(5);
+
+/// How long a call may take to end once it is stopped, before it is
+/// answered (and audited) as cut off without its own answer.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// How long the last answers may take to be written after [`STOP_GRACE`]
+/// (a client that stopped reading holds them up), before the process gives
+/// up on them and exits.
+pub const WRITE_GRACE: Duration = Duration::from_secs(3);
+
+/// The stages of a server's shutdown, shared by its sessions: `stop` (the
+/// signal came: read no more requests), `abort` (the drain time is over:
+/// stop the calls still running) and `give_up` (the last bound: exit even
+/// if answers are still unwritten). Whoever follows the signals moves it
+/// on (`tmux-mcp`'s `main`); a value made by `default` never moves by
+/// itself.
+#[derive(Debug, Clone, Default)]
+pub struct Shutdown {
+    stop: CancellationToken,
+    abort: CancellationToken,
+    give_up: CancellationToken,
+}
+
+impl Shutdown {
+    /// A shutdown that has not begun.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Begins the shutdown: no more requests are read.
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+
+    /// Stops the calls still running (and [`stop`](Self::stop)s).
+    pub fn abort(&self) {
+        self.stop.cancel();
+        self.abort.cancel();
+    }
+
+    /// The last stage: the server exits without waiting any more.
+    pub fn give_up(&self) {
+        self.abort();
+        self.give_up.cancel();
+    }
+
+    /// Whether the shutdown has begun.
+    pub fn is_stopping(&self) -> bool {
+        self.stop.is_cancelled()
+    }
+
+    /// Completes when the shutdown begins.
+    pub async fn stopped(&self) {
+        self.stop.cancelled().await;
+    }
+
+    /// Completes when the calls still running are to be stopped.
+    pub async fn aborted(&self) {
+        self.abort.cancelled().await;
+    }
+
+    /// Completes when the server is to exit without waiting any more.
+    pub async fn given_up(&self) {
+        self.give_up.cancelled().await;
+    }
+}
+
+/// The requests passed on to rmcp and not answered yet, by id (as JSON
+/// text, so that `1` and `"1"` differ).
+#[derive(Debug, Clone)]
+struct Pending(std::sync::Arc<watch::Sender<BTreeSet<String>>>);
+
+impl Pending {
+    fn new() -> Self {
+        Self(std::sync::Arc::new(watch::Sender::new(BTreeSet::new())))
+    }
+
+    fn key(id: RequestId) -> String {
+        id.into_json_value().to_string()
+    }
+
+    fn add(&self, id: RequestId) {
+        self.0.send_modify(|ids| {
+            ids.insert(Self::key(id));
+        });
+    }
+
+    /// Notes that one of rmcp's lines went out, if it answers a request.
+    fn answered(&self, line: &[u8]) {
+        if self.0.borrow().is_empty() {
+            return;
+        }
+        let members = Members::scan(line);
+        if let (false, Some(id)) = (members.method, members.id) {
+            let key = Self::key(id);
+            self.0.send_if_modified(|ids| ids.remove(&key));
+        }
+    }
+
+    /// Completes when every request passed on has been answered.
+    async fn idle(&self) {
+        let mut watch = self.0.subscribe();
+        // Only fails when the sender is gone, and `self` holds it.
+        let _ = watch.wait_for(BTreeSet::is_empty).await;
+    }
+}
 
 /// The two copying tasks of a [`guard`]ed transport.
 #[derive(Debug)]
@@ -86,24 +217,60 @@ where
     R: AsyncRead + Unpin + Send + 'static,
     W: AsyncWrite + Unpin + Send + 'static,
 {
+    guard_until(input, output, Shutdown::new())
+}
+
+/// [`guard`], ending the session when `shutdown` stops: no more of the
+/// client's lines are read, and rmcp's input ends once every request it
+/// was given has been answered (serve a [`Draining`] service with the same
+/// `shutdown`, so that they all are, in bounded time).
+pub fn guard_until<R, W>(input: R, output: W, shutdown: Shutdown) -> (DuplexStream, Pumps)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
     let (ours, theirs) = tokio::io::duplex(PIPE);
     let (from_rmcp, to_rmcp) = tokio::io::split(ours);
     let (replies, queued) = mpsc::channel(QUEUED_REPLIES);
-    let input = tokio::spawn(pump_input(input, to_rmcp, replies));
-    let output = tokio::spawn(pump_output(from_rmcp, queued, output));
+    let pending = Pending::new();
+    let input = tokio::spawn(pump_input(
+        input,
+        to_rmcp,
+        replies,
+        pending.clone(),
+        shutdown,
+    ));
+    let output = tokio::spawn(pump_output(from_rmcp, queued, output, pending));
     (theirs, Pumps { input, output })
 }
 
 /// Reads the client's lines: good ones to rmcp, answers for the others.
-async fn pump_input<R, W>(input: R, mut to_rmcp: W, replies: mpsc::Sender<Vec<u8>>)
-where
+/// When `shutdown` stops, reads no more, and ends rmcp's input once the
+/// requests passed on are answered.
+async fn pump_input<R, W>(
+    input: R,
+    mut to_rmcp: W,
+    replies: mpsc::Sender<Vec<u8>>,
+    pending: Pending,
+    shutdown: Shutdown,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
     let mut reader = BufReader::with_capacity(PIPE, input);
     let mut line = Vec::new();
+    let mut stopped = false;
     loop {
-        let verdict = match read_line(&mut reader, &mut line).await {
+        let frame = tokio::select! {
+            biased;
+            () = shutdown.stopped() => {
+                stopped = true;
+                break;
+            }
+            // A line cut here by the stop was not sent whole: nothing to answer.
+            frame = read_line(&mut reader, &mut line) => frame,
+        };
+        let verdict = match frame {
             Ok(Frame::Line) => check(&line),
             Ok(Frame::Oversized { len }) => oversized(&line, len),
             Ok(Frame::Eof) => break,
@@ -114,6 +281,9 @@ where
         };
         match verdict {
             Verdict::Forward => {
+                if let Some(id) = request_id(&line) {
+                    pending.add(id);
+                }
                 line.push(b'\n');
                 if let Err(e) = to_rmcp.write_all(&line).await {
                     tracing::debug!("the MCP session stopped reading: {e}");
@@ -129,16 +299,58 @@ where
         }
         line.clear();
     }
+    if stopped {
+        // Whole requests that were read but not passed on get an answer.
+        for request in reader.buffer().split(|&b| b == b'\n') {
+            if let Some(id) = request_id(request) {
+                let reply = error_line(
+                    Some(id),
+                    ErrorCode::INTERNAL_ERROR,
+                    "The server is shutting down: this request came after it stopped taking new ones, and was not run",
+                );
+                if replies.send(reply).await.is_err() {
+                    break;
+                }
+            }
+        }
+        // The requests in flight are answered (a `Draining` service bounds
+        // them) before rmcp's input ends: rmcp drops answers after that.
+        pending.idle().await;
+    }
     // End of input: rmcp sees it and ends the session.
     if let Err(e) = to_rmcp.shutdown().await {
         tracing::debug!("closing the MCP session's input: {e}");
     }
 }
 
+/// The id of a line that is a JSON-RPC request (a `method` and an `id`).
+fn request_id(line: &[u8]) -> Option<RequestId> {
+    let members = Members::scan(line);
+    members.method.then_some(members.id).flatten()
+}
+
 /// Copies rmcp's lines to the client, and the replies made here between
-/// them (never inside one of rmcp's lines).
-async fn pump_output<R, W>(from_rmcp: R, mut queued: mpsc::Receiver<Vec<u8>>, mut output: W)
-where
+/// them (never inside one of rmcp's lines), noting the requests answered.
+/// Once the output ends, nothing more can be answered: nothing is pending.
+async fn pump_output<R, W>(
+    from_rmcp: R,
+    queued: mpsc::Receiver<Vec<u8>>,
+    output: W,
+    pending: Pending,
+) where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+{
+    copy_output(from_rmcp, queued, output, &pending).await;
+    pending.0.send_modify(BTreeSet::clear);
+}
+
+async fn copy_output<R, W>(
+    from_rmcp: R,
+    mut queued: mpsc::Receiver<Vec<u8>>,
+    mut output: W,
+    pending: &Pending,
+) where
     R: AsyncRead + Unpin,
     W: AsyncWrite + Unpin,
 {
@@ -155,6 +367,7 @@ where
                     if !write(&mut output, &line).await {
                         return;
                     }
+                    pending.answered(&line);
                     line.clear();
                 }
             },
@@ -354,6 +567,161 @@ fn error_line(id: Option<RequestId>, code: ErrorCode, message: &str) -> Vec<u8> 
     let mut line = reply.to_string().into_bytes();
     line.push(b'\n');
     line
+}
+
+/// A [`TmuxMcp`] session that ends its calls in bounded time when its
+/// [`Shutdown`] stops: once it aborts ([`DRAIN`] after the signal), every
+/// request still running is cancelled (the tools end as on a client's
+/// cancel, and write their audit records); the answer of a tool call ended
+/// so says that the server is shutting down (a `run` keeps its run_id to
+/// resume with). A request that still runs [`STOP_GRACE`] later is answered
+/// here, and a tool call is audited here, as cut off.
+#[derive(Debug, Clone)]
+pub struct Draining {
+    server: TmuxMcp,
+    shutdown: Shutdown,
+}
+
+impl Draining {
+    /// `server`, stopping with `shutdown`.
+    pub fn new(server: TmuxMcp, shutdown: Shutdown) -> Self {
+        Self { server, shutdown }
+    }
+
+    /// Writes the audit record of a tool call that did not end.
+    fn audit_cut_off(&self, call: &CutOff, message: &str) {
+        let Some(audit) = &self.server.inner.audit else {
+            return;
+        };
+        let known: Option<BTreeSet<String>> = self
+            .server
+            .tool_router
+            .map
+            .get(call.tool.as_str())
+            .and_then(|route| route.attr.input_schema.get("properties"))
+            .and_then(serde_json::Value::as_object)
+            .map(|p| p.keys().cloned().collect());
+        audit.record(
+            &call.actor,
+            &call.tool,
+            call.arguments.as_ref(),
+            known.as_ref(),
+            &Outcome::Error(message.to_owned()),
+            call.started.elapsed(),
+        );
+    }
+}
+
+/// What the audit log needs of a tool call that may be cut off.
+struct CutOff {
+    actor: String,
+    tool: String,
+    arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    started: Instant,
+}
+
+/// What replaces "the client cancelled the request" in the answer of a
+/// call stopped by the shutdown.
+const STOPPED_WHY: &str =
+    "the server is shutting down, and stopped the call when its drain time ended";
+
+/// The answer of a call stopped by the shutdown: says so.
+fn stopped_answer(answer: Result<ServerResult, McpError>) -> Result<ServerResult, McpError> {
+    match answer {
+        Ok(ServerResult::CallToolResult(mut result)) if result.is_error == Some(true) => {
+            if let Some(block) = result.content.iter_mut().find(|c| c.as_text().is_some()) {
+                let text = block.as_text().map(|t| t.text.clone()).unwrap_or_default();
+                let said = if text.contains("the client cancelled the request") {
+                    text.replace("the client cancelled the request", STOPPED_WHY)
+                } else {
+                    format!("The server is shutting down: {text}")
+                };
+                *block = ContentBlock::text(said);
+            }
+            Ok(ServerResult::CallToolResult(result))
+        }
+        other => other,
+    }
+}
+
+impl Service<RoleServer> for Draining {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        mut context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        let call = match &request {
+            ClientRequest::CallToolRequest(call) => Some(CutOff {
+                actor: crate::actors::of_request(
+                    &context,
+                    self.server.inner.config.actor.as_deref(),
+                ),
+                tool: call.params.name.to_string(),
+                arguments: call.params.arguments.clone(),
+                started: Instant::now(),
+            }),
+            _ => None,
+        };
+        // The call sees a cancel from the client or from the shutdown.
+        let cancel = context.ct.child_token();
+        context.ct = cancel.clone();
+        let handler = Service::<RoleServer>::handle_request(&self.server, request, context);
+        let mut handler = std::pin::pin!(handler);
+        tokio::select! {
+            answer = &mut handler => return answer,
+            () = self.shutdown.aborted() => {}
+        }
+        cancel.cancel();
+        // A true timer: how long a stopped call may take to end.
+        if let Ok(answer) = tokio::time::timeout(STOP_GRACE, handler).await {
+            return stopped_answer(answer);
+        }
+        let why = format!(
+            "the server is shutting down, and the call did not end within {} s of being stopped; \
+             it may or may not have done its work",
+            STOP_GRACE.as_secs()
+        );
+        tracing::warn!("a call did not end when stopped: {why}");
+        match call {
+            Some(call) => {
+                self.audit_cut_off(&call, &why);
+                let text = format!(
+                    "{} failed: {why}. Check its effect (with list_terminals or capture_screen) once a server runs again, before repeating it",
+                    call.tool
+                );
+                Ok(ServerResult::CallToolResult(CallToolResult::error(vec![
+                    ContentBlock::text(text),
+                ])))
+            }
+            None => Err(McpError::internal_error(why, None)),
+        }
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: rmcp::model::ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Service::<RoleServer>::handle_notification(&self.server, notification, context).await
+    }
+
+    fn get_info(&self) -> <RoleServer as rmcp::service::ServiceRole>::Info {
+        Service::<RoleServer>::get_info(&self.server)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        Service::<RoleServer>::supported_protocol_versions(&self.server)
+    }
+}
+
+/// Writes what the audit log of `server` holds to its disk (at the end of
+/// a shutdown: its lines are written as they come, unbuffered).
+pub fn sync_audit_log(server: &TmuxMcp) {
+    if let Some(audit) = &server.inner.audit
+        && let Err(e) = audit.sync()
+    {
+        tracing::error!("cannot sync the audit log: {e}");
+    }
 }
 
 /// What a line that may not parse says about itself: its top-level `id`
@@ -765,6 +1133,73 @@ mod tests {
             .await
             .unwrap();
         session.await.unwrap();
+    }
+
+    /// The end of rmcp's input (a blocked read: it ends at once or never).
+    async fn input_ended(rmcp: &mut BufReader<tokio::io::ReadHalf<DuplexStream>>) -> bool {
+        let mut rest = Vec::new();
+        rmcp.read_until(b'\n', &mut rest).await.unwrap() == 0
+    }
+
+    /// rmcp's side of a [`guard_until`]: its input ends only once every
+    /// request passed on has been answered; requests read but not passed on
+    /// when the shutdown came are answered here.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_stop_ends_rmcps_input_once_the_requests_in_flight_are_answered() {
+        let (client, server_end) = tokio::io::duplex(1 << 16);
+        let (server_read, server_write) = tokio::io::split(server_end);
+        let shutdown = Shutdown::new();
+        let (transport, pumps) = guard_until(server_read, server_write, shutdown.clone());
+        let (rmcp_read, mut rmcp_write) = tokio::io::split(transport);
+        let mut rmcp = BufReader::new(rmcp_read);
+        let (from_server, to_server) = tokio::io::split(client);
+        let mut raw = Raw {
+            to_server,
+            lines: BufReader::new(from_server).lines(),
+        };
+        let conversation = async {
+            raw.send(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"method\":\"ping\"}\n")
+                .await;
+            let mut forwarded = Vec::new();
+            for _ in 0..2 {
+                rmcp.read_until(b'\n', &mut forwarded).await.unwrap();
+            }
+            assert_eq!(forwarded.iter().filter(|&&b| b == b'\n').count(), 2);
+            shutdown.stop();
+            // One answer, and a request the server never reads: the input
+            // stays open for the other request in flight.
+            rmcp_write
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n")
+                .await
+                .unwrap();
+            assert_eq!(raw.read().await.unwrap()["id"], 1);
+            {
+                let ended = input_ended(&mut rmcp);
+                tokio::pin!(ended);
+                // A true timer: the input must not end while "two" is in flight.
+                let early = tokio::time::timeout(Duration::from_millis(300), &mut ended).await;
+                assert!(
+                    early.is_err(),
+                    "rmcp's input ended with a request in flight"
+                );
+                // A server request with the same id is not an answer.
+                rmcp_write
+                .write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":\"two\",\"result\":{}}\n")
+                .await
+                .unwrap();
+                assert!(ended.await);
+            }
+            assert_eq!(raw.read().await.unwrap()["method"], "ping");
+            assert_eq!(raw.read().await.unwrap()["id"], "two");
+            drop(rmcp_write);
+            drop(rmcp);
+            pumps.finish().await;
+            assert!(raw.read().await.is_none());
+        };
+        // A true timer: the bound on the whole test.
+        tokio::time::timeout(Duration::from_secs(20), conversation)
+            .await
+            .unwrap();
     }
 
     #[tokio::test]
