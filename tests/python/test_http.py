@@ -355,6 +355,23 @@ def test_the_inspector_cli_over_http(tmux_mcp: TmuxMcp) -> None:
         result = done["structuredContent"]
         assert (result["exit_status"], result["output"]) == (0, "from-inspector\n")
 
+        # A run that lasts over a second: the Inspector lists the Tasks
+        # extension in its capabilities but never polls a task, so it must
+        # get the ordinary result with structured content.
+        slow = inspector(
+            server,
+            tmux_mcp,
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "run",
+            "--tool-arg",
+            f"target={pane}",
+            "command=sleep 2; echo slept",
+        )
+        assert not slow.get("isError") and "taskId" not in slow, slow
+        assert (slow["structuredContent"]["status"], slow["structuredContent"]["output"]) == ("completed", "slept\n"), slow
+
         waited = inspector(
             server,
             tmux_mcp,
