@@ -220,3 +220,33 @@ async def test_a_run_that_execs_a_new_shell_says_the_shell_was_replaced(tmux_mcp
             # Not a password prompt, and the pane takes run again.
             done = await call(session, "run", target=pane, command="echo in-new-shell", timeout_secs=20)
             assert (done["status"], done["mode"], done["output"]) == ("completed", "wrapped", "in-new-shell\n"), done
+
+
+async def test_the_shell_nonce_never_reaches_the_client(tmux_mcp: TmuxMcp) -> None:
+    import re
+
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "nonce-view"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            await call(session, "run", target=pane, command="echo one")
+            nonce = subprocess.run(
+                [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "show-options", "-pqv", "-t", pane, "@tmux-mcp-shell"],
+                env=tmux_mcp.env(),
+                capture_output=True,
+                text=True,
+                timeout=20,
+                check=True,
+            ).stdout.split()[1]
+            assert re.fullmatch(r"[0-9a-f]{16}", nonce), nonce
+            replies = [
+                await session.call_tool("read_output", {"target": pane, "cursor": 0, "raw": True}),
+                await session.call_tool("read_output", {"target": pane, "cursor": 3}),
+                await session.call_tool(
+                    "wait_for_output", {"target": pane, "pattern": "[0-9a-f]{16}", "cursor": 0, "timeout_secs": 2}
+                ),
+            ]
+            for reply in replies:
+                assert nonce not in text_of(reply), text_of(reply)
+                assert nonce not in str(reply.structured_content), reply.structured_content

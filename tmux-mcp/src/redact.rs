@@ -68,6 +68,15 @@ pub const BUILTINS: &[Builtin] = &[
         open_end: None,
     },
     Builtin {
+        // The nonce in shell integration marks and the wrapped form's
+        // markers (`nonce=` and 16 hex digits), wherever pane text shows it
+        // (a raw read, a read that starts inside a mark, a match): with it a
+        // program could fake the end of a run.
+        name: "shell-nonce",
+        pattern: r"\bnonce=(?P<secret>[0-9a-f]{16})\b",
+        open_end: Some(r"\bnonce=(?P<secret>[0-9a-f]{1,15})\z"),
+    },
+    Builtin {
         name: "aws-access-key",
         pattern: r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b",
         open_end: Some(r"\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]*\z"),
@@ -703,6 +712,20 @@ mod tests {
                 ("after password=[REDACTED:password]".to_owned(), false),
             ]
         );
+    }
+
+    #[test]
+    fn shell_nonces_are_masked_in_marks_and_in_the_echoed_wrapper() {
+        let mark = "\x1b]133;D;0;nonce=0123456789abcdef;pipestatus=0\x07";
+        assert_eq!(
+            r(mark),
+            "\x1b]133;D;0;nonce=[REDACTED:shell-nonce];pipestatus=0\x07"
+        );
+        // A read that starts inside a mark, and the wrapped form's echo.
+        assert!(!r("]133;A;nonce=0123456789abcdef").contains("0123456789abcdef"));
+        assert!(!r(" printf '\\033]133;C;nonce=fedcba9876543210\\007'").contains("fedcba9876543210"));
+        // Not a nonce: other lengths.
+        assert_eq!(r("nonce=abc"), "nonce=abc");
     }
 
     #[test]
