@@ -250,3 +250,14 @@ async def test_the_shell_nonce_never_reaches_the_client(tmux_mcp: TmuxMcp) -> No
             for reply in replies:
                 assert nonce not in text_of(reply), text_of(reply)
                 assert nonce not in str(reply.structured_content), reply.structured_content
+
+
+async def test_a_huge_resource_uri_is_not_echoed_back_whole(tmux_mcp: TmuxMcp) -> None:
+    uri = "tmux://pane/" + "9" * 100_000 + "/screen"
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            with pytest.raises(MCPError) as failed:
+                await session.read_resource(uri)
+            message = str(failed.value)
+            assert len(message) < 2000, len(message)
+            assert f"({len(uri)} bytes)" in message, message

@@ -93,19 +93,32 @@ pub(crate) fn log_uri(pane: PaneId) -> String {
     format!("tmux://pane/{}/log", pane.0)
 }
 
+/// A URI as an error names it: whole when short, else its first 200
+/// characters and how long it was (a client's megabyte URI is not echoed
+/// back).
+pub(crate) fn shown_uri(uri: &str) -> String {
+    const SHOWN: usize = 200;
+    match uri.char_indices().nth(SHOWN) {
+        None => format!("{uri:?}"),
+        Some((cut, _)) => format!("{:?}… ({} bytes)", &uri[..cut], uri.len()),
+    }
+}
+
 pub(crate) fn not_served(uri: &str, tool: &str) -> McpError {
+    let uri = shown_uri(uri);
     McpError::resource_not_found(
         format!(
-            "{uri:?} is not served: it shows what the tool {tool} shows, and {tool} is not enabled on this server"
+            "{uri} is not served: it shows what the tool {tool} shows, and {tool} is not enabled on this server"
         ),
         None,
     )
 }
 
 pub(crate) fn not_ours(uri: &str) -> McpError {
+    let uri = shown_uri(uri);
     McpError::resource_not_found(
         format!(
-            "{uri:?} is not a resource of this server; its resources are {TREE_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
+            "{uri} is not a resource of this server; its resources are {TREE_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
         ),
         None,
     )
