@@ -261,3 +261,42 @@ async def test_a_huge_resource_uri_is_not_echoed_back_whole(tmux_mcp: TmuxMcp) -
             message = str(failed.value)
             assert len(message) < 2000, len(message)
             assert f"({len(uri)} bytes)" in message, message
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
+async def test_run_never_joins_text_pending_on_the_line(tmux_mcp: TmuxMcp, shell: str) -> None:
+    program = shutil.which(shell)
+    assert program, f"{shell} is not installed (scripts/setup installs it)"
+    env = {"SHELL": program} if shell != "dash" else None
+    args = {"name": f"pending-{shell}"} | ({"command": "dash"} if shell == "dash" else {})
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env=env) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", args)
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            await call(session, "send_text", target=pane, text="echo PREFIX ")
+            refused = await session.call_tool("run", {"target": pane, "command": "false"})
+            assert refused.is_error, text_of(refused)
+            assert "still on the shell's input line" in text_of(refused), text_of(refused)
+            await call(session, "send_keys", target=pane, keys=["C-u"])
+            done = await call(session, "run", target=pane, command="false", timeout_secs=20)
+            assert (done["status"], done["exit_status"], done["output"]) == ("completed", 1, ""), done
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh"])
+async def test_run_is_refused_at_a_continuation_prompt(tmux_mcp: TmuxMcp, shell: str) -> None:
+    program = shutil.which(shell)
+    assert program, f"{shell} is not installed (scripts/setup installs it)"
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": program}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"cont-{shell}"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            sent = await call(session, "send_text", target=pane, text="echo 'open", enter=True)
+            await call(session, "wait_for_output", target=pane, pattern="> $", cursor=sent["cursor"], timeout_secs=10)
+            refused = await session.call_tool("run", {"target": pane, "command": "echo hi"})
+            assert refused.is_error, text_of(refused)
+            assert "continuation prompt" in text_of(refused), text_of(refused)
+            await call(session, "send_keys", target=pane, keys=["C-c"])
+            done = await call(session, "run", target=pane, command="echo hi", timeout_secs=20)
+            assert (done["status"], done["output"]) == ("completed", "hi\n"), done

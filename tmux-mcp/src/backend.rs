@@ -113,6 +113,9 @@ pub(crate) struct Conn {
     /// The server's socket, as the server itself reports it.
     pub(crate) socket_path: Option<PathBuf>,
     inputs: Mutex<HashMap<PaneId, u64>>,
+    /// Panes where this server typed text without Enter that no key since
+    /// submitted or cleared: a `run` there would join it.
+    pub(crate) unsubmitted: Mutex<std::collections::HashSet<PaneId>>,
     /// Runs started by the `run` tool, by run id.
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
     /// The terminals whose shells run with shell integration.
@@ -644,6 +647,7 @@ impl Backend {
             home,
             socket_path,
             inputs: Mutex::new(HashMap::new()),
+            unsubmitted: Mutex::new(std::collections::HashSet::new()),
             runs: Mutex::new(HashMap::new()),
             shells,
             journals,
@@ -881,6 +885,17 @@ impl Conn {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(pane, offset);
+    }
+
+    /// Notes whether text this server typed into `pane` waits on its input
+    /// line unsubmitted (`true`), or the line was submitted or cleared.
+    pub(crate) fn note_unsubmitted(&self, pane: PaneId, pending: bool) {
+        let mut panes = self.unsubmitted.lock().unwrap_or_else(|e| e.into_inner());
+        if pending {
+            panes.insert(pane);
+        } else {
+            panes.remove(&pane);
+        }
     }
 
     /// The output offset just before the last input this server sent to `pane`.

@@ -43,6 +43,14 @@ fn last_line(bytes: &[u8]) -> String {
     text.rsplit(['\n', '\r']).next().unwrap_or("").to_owned()
 }
 
+/// Whether `echoed` (what an integrated shell's terminal showed after its
+/// prompt) is a submitted line the shell waits to complete: a line end,
+/// then a continuation prompt (`> `, zsh's `quote> `) last. Output of a
+/// background job there ends with its own line end instead.
+pub(crate) fn continues(echoed: &[u8]) -> bool {
+    echoed.contains(&b'\n') && last_line(echoed).ends_with("> ")
+}
+
 /// How a prompt line ends: its last visible character and the blanks
 /// after it (`"$ "` of `"me@box:~$ "`), which stay the same when the
 /// directory or the time in it changes.

@@ -737,6 +737,16 @@ impl ShellTracker {
         self.output_start
     }
 
+    /// Where the shell's input line starts (just after the `B` mark of the
+    /// prompt drawn last), while it reads one (`Ready`): what the terminal
+    /// shows after it was typed there and not yet run.
+    pub fn input_start(&self) -> Option<u64> {
+        match self.phase {
+            ShellPhase::Ready => self.input.0,
+            _ => None,
+        }
+    }
+
     /// The last working directory the shell reported: an OSC 7 counts only
     /// right before this shell's prompt mark, where the hooks print it, so
     /// a program that prints one of its own does not change it.

@@ -156,6 +156,7 @@ impl TmuxMcp {
         if args.enter {
             press_enter(&conn, r.pane).await?;
         }
+        conn.note_unsubmitted(r.pane, !args.enter && !args.text.is_empty() && !args.text.ends_with('\n'));
         Ok(Json(SendTextResult {
             pane: r.pane.to_string(),
             bytes: args.text.len(),
@@ -206,6 +207,13 @@ impl TmuxMcp {
         conn.note_input(r.pane, cursor);
         turn.typed();
         let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
+        // Enter submits the line; C-c, C-u and C-j clear or submit it too.
+        if names
+            .iter()
+            .any(|k| matches!(k.as_str(), "Enter" | "KPEnter" | "C-m" | "C-j" | "C-c" | "C-u"))
+        {
+            conn.note_unsubmitted(r.pane, false);
+        }
         conn.tmux
             .run(SendKeys::keys(r.pane, keys))
             .await
@@ -245,6 +253,8 @@ impl TmuxMcp {
         if args.enter {
             press_enter(&conn, r.pane).await?;
         }
+        // A bracketed paste's newlines are text in the line, not Enter.
+        conn.note_unsubmitted(r.pane, !args.enter && !args.text.is_empty());
         Ok(Json(SendTextResult {
             pane: r.pane.to_string(),
             bytes: args.text.len(),

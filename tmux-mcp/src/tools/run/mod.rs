@@ -263,6 +263,34 @@ impl TmuxMcp {
             shell = conn.shells.get(&conn.tmux, &po).await;
         }
         check_typable(&row, false, &what)?;
+        if !force
+            && conn
+                .unsubmitted
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains(&r.pane)
+        {
+            return Err(ToolError::new(
+                what,
+                "text typed with send_text or paste_text and no Enter is still on the shell's input line: the command would be typed after it and run joined to it",
+                "Submit it with send_keys keys=[\"Enter\"], or clear the line with send_keys keys=[\"C-u\"], then run again; force=true types the command anyway",
+            ));
+        }
+        // An integrated shell that read a line but runs nothing yet (no
+        // start mark since the prompt, a line end echoed after it, and a
+        // continuation prompt, `> ` or `quote> `, last) waits for the rest
+        // of it: an open quote, a trailing `\`, a `do` without `done`.
+        if !force
+            && let Some(slot) = &shell
+            && let Some(from) = slot.tracker.input_start()
+            && crate::shell::continues(&po.read_from(from, 1 << 16).1)
+        {
+            return Err(ToolError::new(
+                what,
+                "the shell is waiting for the rest of a command line (a continuation prompt: an open quote, a trailing backslash or an unfinished construct in what was typed before): the command would become part of it",
+                "Finish that line with send_text, or drop it with send_keys keys=[\"C-c\"], then run again; force=true types the command anyway",
+            ));
+        }
         if !force && row.alternate_on {
             return Err(ToolError::new(
                 what,
@@ -361,6 +389,7 @@ impl TmuxMcp {
         };
         let from = po.end_offset();
         conn.note_input(r.pane, from);
+        conn.note_unsubmitted(r.pane, false);
         turn.typed();
         // Text with control characters (newlines, tabs) goes in as one
         // bracketed paste, so that the shell's line editor inserts it
