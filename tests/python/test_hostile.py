@@ -30,6 +30,17 @@ async def call(client: mcp.ClientSession, tool: str, **args) -> dict:
     return result.structured_content
 
 
+def shell_setup(shell: str, name: str) -> tuple[dict[str, str] | None, dict]:
+    """The server environment and create_terminal arguments for a terminal
+    running `shell`: bash, zsh and fish as the default shell (integrated),
+    dash as a command (the wrapped form)."""
+    program = shutil.which(shell)
+    assert program, f"{shell} is not installed (scripts/setup installs it)"
+    env = {"SHELL": program} if shell != "dash" else None
+    args = {"name": name} | ({"command": "dash"} if shell == "dash" else {})
+    return env, args
+
+
 async def test_a_printed_osc_7_does_not_set_the_working_directory(tmux_mcp: TmuxMcp) -> None:
     fake = tmux_mcp.home / "fake-cwd.txt"
     fake.write_bytes(b"before\x1b]7;file://host/etc/fake-dir\x07after\n")
@@ -204,12 +215,7 @@ async def test_resource_requests_are_answered_while_tmux_does_not_answer(tmux_mc
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 async def test_a_run_that_execs_a_new_shell_says_the_shell_was_replaced(tmux_mcp: TmuxMcp, shell: str) -> None:
-    program = shutil.which(shell)
-    assert program, f"{shell} is not installed (scripts/setup installs it)"
-    # bash, zsh and fish as the default shell (integrated); dash as a
-    # command (the wrapped form).
-    env = {"SHELL": program} if shell != "dash" else None
-    args = {"name": f"exec-{shell}"} | ({"command": "dash"} if shell == "dash" else {})
+    env, args = shell_setup(shell, f"exec-{shell}")
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env=env) as (session, _):
             created = await connecting_call(session.call_tool, "create_terminal", args)
@@ -265,10 +271,7 @@ async def test_a_huge_resource_uri_is_not_echoed_back_whole(tmux_mcp: TmuxMcp) -
 
 @pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 async def test_run_never_joins_text_pending_on_the_line(tmux_mcp: TmuxMcp, shell: str) -> None:
-    program = shutil.which(shell)
-    assert program, f"{shell} is not installed (scripts/setup installs it)"
-    env = {"SHELL": program} if shell != "dash" else None
-    args = {"name": f"pending-{shell}"} | ({"command": "dash"} if shell == "dash" else {})
+    env, args = shell_setup(shell, f"pending-{shell}")
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env=env) as (session, _):
             created = await connecting_call(session.call_tool, "create_terminal", args)
