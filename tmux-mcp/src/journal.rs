@@ -28,6 +28,11 @@
 //!
 //! One task per pane feeds its log from the pane's output stream (pushed,
 //! never polled) and writes its regions once their output is cooked.
+//!
+//! In memory the final lines are kept compactly ([`Store`]): blocks of
+//! texts one after the other with 16 bytes of bookkeeping a line, counted
+//! with their buffers' whole capacity, so the bound holds for a flood of
+//! short lines too.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::{File, OpenOptions};
@@ -143,13 +148,247 @@ pub(crate) struct LogRead {
     pub(crate) durable: bool,
 }
 
+/// A line as the log holds it, borrowed from its [`Store`].
+#[derive(Debug, Clone, Copy)]
+struct View<'a> {
+    n: u64,
+    session: u32,
+    at: u64,
+    text: &'a str,
+    kind: LineKind,
+}
+
+impl View<'_> {
+    fn to_line(self) -> LogLine {
+        LogLine {
+            n: self.n,
+            session: self.session,
+            at: self.at,
+            text: self.text.to_owned(),
+            kind: self.kind,
+        }
+    }
+}
+
+/// One line's bookkeeping in a [`Block`]: its offset, its number after the
+/// block's first, and where its text ends in the block's text with its
+/// kind in the top two bits.
+#[derive(Debug, Clone, Copy)]
+struct Meta {
+    at: u64,
+    n: u32,
+    end_kind: u32,
+}
+
+/// The most text one block holds (the kind takes the top two bits).
+const MAX_BLOCK_TEXT: usize = (1 << 30) - 1;
+
+fn kind_bits(kind: LineKind) -> u32 {
+    match kind {
+        LineKind::Screen => 1,
+        LineKind::Gap => 2,
+        _ => 0,
+    }
+}
+
+fn kind_of(bits: u32) -> LineKind {
+    match bits {
+        1 => LineKind::Screen,
+        2 => LineKind::Gap,
+        _ => LineKind::Text,
+    }
+}
+
+/// Consecutive lines of one session, stored compactly: their texts one
+/// after the other in one buffer, and a small [`Meta`] per line.
+#[derive(Debug)]
+struct Block {
+    session: u32,
+    /// The number of its first line.
+    n0: u64,
+    text: String,
+    metas: Vec<Meta>,
+}
+
+impl Block {
+    /// The memory it takes: what its buffers hold room for, and itself.
+    fn footprint(&self) -> u64 {
+        (self.text.capacity()
+            + self.metas.capacity() * std::mem::size_of::<Meta>()
+            + std::mem::size_of::<Self>()) as u64
+    }
+
+    fn view(&self, i: usize) -> Option<View<'_>> {
+        let meta = self.metas.get(i)?;
+        let start = match i.checked_sub(1) {
+            Some(p) => self.metas.get(p).map_or(0, |m| (m.end_kind >> 2) as usize),
+            None => 0,
+        };
+        let end = (meta.end_kind >> 2) as usize;
+        Some(View {
+            n: self.n0 + u64::from(meta.n),
+            session: self.session,
+            at: meta.at,
+            text: self.text.get(start..end).unwrap_or_default(),
+            kind: kind_of(meta.end_kind & 3),
+        })
+    }
+
+    fn last(&self) -> Option<View<'_>> {
+        self.view(self.metas.len().checked_sub(1)?)
+    }
+}
+
+/// The final lines a log keeps in memory, oldest first, bounded by the
+/// memory they take (their text, their bookkeeping and the room their
+/// buffers hold), not by a count: a flood of short lines costs what it
+/// says. Lines go in blocks of about `block_bytes`; the oldest block is
+/// dropped whole when the lines pass the bound.
+#[derive(Debug)]
+struct Store {
+    blocks: VecDeque<Block>,
+    /// Lines held.
+    len: usize,
+    /// Memory the blocks take ([`Block::footprint`]).
+    bytes: u64,
+    block_bytes: usize,
+}
+
+impl Store {
+    fn new(max_bytes: u64) -> Self {
+        // About 32 blocks to the bound, each between 4 KiB and 256 KiB.
+        let block_bytes = usize::try_from(max_bytes / 32)
+            .unwrap_or(usize::MAX)
+            .clamp(4 * 1024, 256 * 1024);
+        Self {
+            blocks: VecDeque::new(),
+            len: 0,
+            bytes: 0,
+            block_bytes,
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Adds a line (numbers only grow).
+    fn push(&mut self, n: u64, session: u32, at: u64, text: &str, kind: LineKind) {
+        let fits = self.blocks.back().is_some_and(|b| {
+            b.session == session
+                && n >= b.n0
+                && n - b.n0 <= u64::from(u32::MAX)
+                && b.text.len() + text.len() <= MAX_BLOCK_TEXT
+                && (b.text.is_empty() || b.text.len() + text.len() <= b.text.capacity())
+                && b.metas.len() < b.metas.capacity()
+        });
+        if !fits {
+            // The full block gives back the room it will not use.
+            if let Some(full) = self.blocks.back_mut() {
+                let before = full.footprint();
+                full.text.shrink_to_fit();
+                full.metas.shrink_to_fit();
+                self.bytes = self.bytes - before + full.footprint();
+            }
+            // Room for half a block of text and half of bookkeeping, made
+            // once: a block's buffers never grow (but for one line longer
+            // than its room), so they leave no freed copies behind.
+            let half = self.block_bytes / 2;
+            let block = Block {
+                session,
+                n0: n,
+                text: String::with_capacity(half),
+                metas: Vec::with_capacity(half / std::mem::size_of::<Meta>()),
+            };
+            self.bytes += block.footprint();
+            self.blocks.push_back(block);
+        }
+        let Some(block) = self.blocks.back_mut() else {
+            return;
+        };
+        let before = block.footprint();
+        block.text.push_str(text);
+        let end = u32::try_from(block.text.len()).unwrap_or(u32::MAX >> 2);
+        block.metas.push(Meta {
+            at,
+            n: u32::try_from(n - block.n0).unwrap_or(u32::MAX),
+            end_kind: (end << 2) | kind_bits(kind),
+        });
+        self.bytes = self.bytes - before + block.footprint();
+        self.len += 1;
+    }
+
+    /// Drops the oldest block; the session and offset of its last line.
+    fn pop_block(&mut self) -> Option<(u32, u64)> {
+        let block = self.blocks.pop_front()?;
+        self.bytes -= block.footprint();
+        self.len -= block.metas.len();
+        block.last().map(|l| (l.session, l.at))
+    }
+
+    fn front(&self) -> Option<View<'_>> {
+        self.blocks.front()?.view(0)
+    }
+
+    /// The block holding line index `i`, and the index in it.
+    fn locate(&self, mut i: usize) -> Option<(usize, usize)> {
+        for (b, block) in self.blocks.iter().enumerate() {
+            if i < block.metas.len() {
+                return Some((b, i));
+            }
+            i -= block.metas.len();
+        }
+        None
+    }
+
+    fn get(&self, i: usize) -> Option<View<'_>> {
+        let (b, i) = self.locate(i)?;
+        self.blocks.get(b)?.view(i)
+    }
+
+    /// The index of the first line for which `pred` is false, the lines
+    /// being those it holds first (as [`slice::partition_point`]).
+    fn partition_point(&self, pred: impl Fn(&View<'_>) -> bool) -> usize {
+        let b = self
+            .blocks
+            .partition_point(|block| block.last().is_some_and(|l| pred(&l)));
+        let before: usize = self.blocks.iter().take(b).map(|bl| bl.metas.len()).sum();
+        let Some(block) = self.blocks.get(b) else {
+            return before;
+        };
+        let (mut lo, mut hi) = (0, block.metas.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if block.view(mid).is_some_and(|l| pred(&l)) {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        before + lo
+    }
+
+    /// The lines from index `i` on.
+    fn iter_from(&self, i: usize) -> impl Iterator<Item = View<'_>> {
+        let (b, first) = self.locate(i).unwrap_or((self.blocks.len(), 0));
+        self.blocks
+            .iter()
+            .skip(b)
+            .enumerate()
+            .flat_map(move |(k, block)| {
+                let from = if k == 0 { first } else { 0 };
+                (from..block.metas.len()).filter_map(move |j| block.view(j))
+            })
+    }
+}
+
 struct Inner {
     dir: Option<PathBuf>,
     file: Option<File>,
     file_bytes: u64,
     max_bytes: u64,
-    lines: VecDeque<LogLine>,
-    kept_bytes: u64,
+    /// The final lines kept in memory, within `max_bytes`.
+    lines: Store,
     next: u64,
     session: u32,
     cooker: Cooker,
@@ -242,33 +481,28 @@ impl Inner {
     }
 
     fn push(&mut self, line: Cooked) {
-        let entry = LogLine {
-            n: self.next,
-            session: self.session,
-            at: line.at,
-            text: line.text,
-            kind: line.kind,
-        };
+        let n = self.next;
         self.next += 1;
-        self.write(&Record::Line {
-            n: entry.n,
-            s: entry.session,
-            at: entry.at,
-            x: entry.text.clone(),
-            k: entry.kind.name().to_owned(),
-        });
-        self.keep(entry);
+        let record = Record::Line {
+            n,
+            s: self.session,
+            at: line.at,
+            x: line.text,
+            k: line.kind.name().to_owned(),
+        };
+        self.write(&record);
+        if let Record::Line { x, .. } = &record {
+            self.keep(n, self.session, line.at, x, line.kind);
+        }
     }
 
-    fn keep(&mut self, entry: LogLine) {
-        self.kept_bytes += entry.text.len() as u64 + 32;
-        self.lines.push_back(entry);
-        while self.kept_bytes > self.max_bytes {
-            match self.lines.pop_front() {
-                Some(old) => {
-                    self.kept_bytes -= old.text.len() as u64 + 32;
-                    self.evicted = Some((old.session, old.at));
-                }
+    /// Keeps a final line in memory, dropping the oldest lines to stay
+    /// within the bound.
+    fn keep(&mut self, n: u64, session: u32, at: u64, text: &str, kind: LineKind) {
+        self.lines.push(n, session, at, text, kind);
+        while self.lines.bytes > self.max_bytes {
+            match self.lines.pop_block() {
+                Some(last) => self.evicted = Some(last),
                 None => break,
             }
         }
@@ -312,8 +546,7 @@ impl Journal {
             file: None,
             file_bytes: 0,
             max_bytes: max_bytes.max(64 * 1024),
-            lines: VecDeque::new(),
-            kept_bytes: 0,
+            lines: Store::new(max_bytes.max(64 * 1024)),
             next: 1,
             session: 1,
             cooker: Cooker::new(offset),
@@ -343,13 +576,7 @@ impl Journal {
                     Record::Session { s, .. } => last_session = last_session.max(s),
                     Record::Line { n, s, at, x, k } if n >= inner.next => {
                         inner.next = n + 1;
-                        inner.keep(LogLine {
-                            n,
-                            session: s,
-                            at,
-                            text: x,
-                            kind: LineKind::from_name(&k),
-                        });
+                        inner.keep(n, s, at, &x, LineKind::from_name(&k));
                     }
                     Record::Line { .. } => {}
                     Record::Region(r) => {
@@ -546,14 +773,19 @@ impl Journal {
             }
             None => total.saturating_sub(last.min(max)),
         };
-        let lines: Vec<LogLine> = inner
+        let finals = inner.lines.len();
+        let mut lines: Vec<LogLine> = inner
             .lines
-            .iter()
-            .chain(live.iter())
-            .skip(skip)
+            .iter_from(skip)
             .take(max)
-            .cloned()
+            .map(View::to_line)
             .collect();
+        let room = max - lines.len();
+        lines.extend(
+            live.into_iter()
+                .skip(skip.saturating_sub(finals))
+                .take(room),
+        );
         let live_count = lines.iter().filter(|l| l.n >= inner.next).count();
         LogRead {
             lines,
@@ -1039,6 +1271,67 @@ mod tests {
         assert_eq!(texts[2].1, LineKind::Gap);
         assert_eq!(texts[3], (4, LineKind::Text, "three"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn short_lines_are_held_within_the_bound_in_memory() {
+        let max = 64 * 1024;
+        let (journal, _) = Journal::open(None, max, 0);
+        let flood = b"y\r\n".repeat(100_000);
+        journal.feed(0, &flood);
+        let inner = journal.lock();
+        // What the lines take, buffers' spare room and bookkeeping counted.
+        let taken: u64 = inner.lines.blocks.iter().map(Block::footprint).sum();
+        assert_eq!(taken, inner.lines.bytes);
+        assert!(taken <= max, "{taken}");
+        // Each short line costs its text and a small fixed amount.
+        let held = inner.lines.len() as u64;
+        assert!(held > max / 24, "{held} lines");
+        let first = inner.lines.front().unwrap().n;
+        drop(inner);
+        // Reads and searches see them in order, across blocks.
+        let read = journal.read(Some(first), 0, usize::MAX);
+        assert!(read.lines.len() as u64 >= held);
+        assert_eq!(read.first, first);
+        for (i, line) in read.lines.iter().enumerate() {
+            assert_eq!(line.n, first + i as u64);
+            assert_eq!(line.at, (line.n - 1) * 3);
+        }
+        assert!(read.lines.iter().all(|l| l.text == "y"));
+        let middle = first + held / 2;
+        let inner = journal.lock();
+        let i = inner.lines.partition_point(|l| l.n < middle);
+        assert_eq!(inner.lines.get(i).unwrap().n, middle);
+        assert_eq!(inner.line_at((middle - 1) * 3 + 1), Some(middle));
+    }
+
+    #[test]
+    fn kinds_and_sessions_survive_compact_storage() {
+        let mut store = Store::new(1 << 20);
+        store.push(1, 1, 0, "one", LineKind::Text);
+        store.push(2, 1, 4, "[vim]", LineKind::Screen);
+        store.push(5, 2, 0, "[gap]", LineKind::Gap);
+        store.push(6, 2, 10, "", LineKind::Text);
+        store.push(7, 2, 11, "café", LineKind::Text);
+        let lines: Vec<_> = store
+            .iter_from(0)
+            .map(|l| (l.n, l.session, l.at, l.text.to_owned(), l.kind))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (1, 1, 0, "one".to_owned(), LineKind::Text),
+                (2, 1, 4, "[vim]".to_owned(), LineKind::Screen),
+                (5, 2, 0, "[gap]".to_owned(), LineKind::Gap),
+                (6, 2, 10, String::new(), LineKind::Text),
+                (7, 2, 11, "café".to_owned(), LineKind::Text),
+            ]
+        );
+        assert_eq!(store.partition_point(|l| l.session < 2), 2);
+        assert_eq!(store.iter_from(3).next().unwrap().n, 6);
+        assert!(store.iter_from(5).next().is_none());
+        assert_eq!(store.pop_block(), Some((1, 4)));
+        assert_eq!((store.len(), store.front().unwrap().n), (3, 5));
     }
 
     #[test]

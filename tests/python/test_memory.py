@@ -1,0 +1,117 @@
+"""Memory per flooded pane through the built binary: the server's resident
+memory stays within the documented bound (`--log-bytes` for each terminal's
+cooked log plus `--pane-log-bytes` for its raw output log) when terminals
+print floods of short lines, the case where a line's own bookkeeping costs
+more than its text."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import anyio
+import mcp
+import pytest
+from support import TmuxMcp, connecting_call, text_of
+
+pytestmark = pytest.mark.anyio
+
+LIMIT = 240
+BASH = {"SHELL": shutil.which("bash") or "/bin/bash"}
+MIB = 1 << 20
+
+#: The flood's settings (overridable to measure other sizes by hand).
+PANES = int(os.environ.get("TMUX_MCP_MEMORY_PANES", "6"))
+LOG_BYTES = int(os.environ.get("TMUX_MCP_MEMORY_LOG_BYTES", str(8 * MIB)))
+PANE_LOG_BYTES = int(os.environ.get("TMUX_MCP_MEMORY_PANE_LOG_BYTES", str(2 * MIB)))
+#: Bytes of `yes` output per pane: "y\n" lines, several times either bound.
+FLOOD_BYTES = int(os.environ.get("TMUX_MCP_MEMORY_FLOOD_BYTES", str(3 * MIB)))
+#: What the server may grow by beyond the bounds: its own working memory
+#: (the emulated screens, cooking and replies in flight, allocator slack),
+#: measured at about 35 MiB for six floods of the default sizes. Before the
+#: cooked log counted its lines' bookkeeping it grew by 170 MiB here, over
+#: this bound (docs/benchmarks.md, "Memory per flooded pane").
+SLACK = 64 * MIB
+
+
+async def call(session: mcp.ClientSession, tool: str, **args) -> dict:
+    result = await session.call_tool(tool, args)
+    assert not result.is_error, text_of(result)
+    return result.structured_content
+
+
+def server_pid(tmux_mcp: TmuxMcp) -> int:
+    """The process id of the `tmux-mcp` on this test's state directory (a
+    path no other process names)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == str(tmux_mcp.bin).encode() and str(tmux_mcp.state).encode() in argv:
+            found.append(int(proc.name))
+    assert len(found) == 1, found
+    return found[0]
+
+
+def status_kib(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise AssertionError(f"no {field} in /proc/{pid}/status")
+
+
+async def test_flooded_panes_stay_within_the_documented_memory_bound(tmux_mcp: TmuxMcp) -> None:
+    if not Path("/proc/self/status").exists():
+        pytest.skip("needs /proc to read the server's resident memory")
+    with anyio.fail_after(LIMIT):
+        args = ("--log-bytes", str(LOG_BYTES), "--pane-log-bytes", str(PANE_LOG_BYTES))
+        async with tmux_mcp.session(*args, env=BASH) as (session, _):
+            panes = []
+            for i in range(PANES):
+                created = await connecting_call(session.call_tool, "create_terminal", {"name": f"flood{i}"})
+                assert not created.is_error, text_of(created)
+                panes.append(created.structured_content["pane"])
+            for pane in panes:
+                await call(session, "run", target=pane, command="echo ready")
+            pid = server_pid(tmux_mcp)
+            before = status_kib(pid, "VmRSS")
+
+            async def flood(pane: str) -> None:
+                # The marker the shell prints at the end, which its echo of
+                # the command line does not contain.
+                command = f"yes | head -c {FLOOD_BYTES}; echo flood-$((1 + 1))"
+                await call(session, "send_text", target=pane, text=command, enter=True)
+                done = await call(session, "wait_for_output", target=pane, pattern="^flood-2$", timeout_secs=60)
+                assert done["matched"], done
+                await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=10)
+
+            # One after the other: six floods at once can outrun the server
+            # on a small machine, and tmux then pauses the panes and discards
+            # output (and the end of the command with it).
+            for pane in panes:
+                await flood(pane)
+            for pane in panes:
+                # The cooked log has filled up: its oldest lines were rotated
+                # out, so it holds what its bound lets it (it may still be
+                # cooking the last of the flood, which the pane's own log,
+                # bounded by --pane-log-bytes, holds meanwhile).
+                read = await call(session, "read_log", target=pane, last_lines=3)
+                assert read["oldest_line"] > 1, read
+            after = status_kib(pid, "VmRSS")
+            peak = status_kib(pid, "VmHWM")
+            grown = (after - before) * 1024
+            bound = PANES * (LOG_BYTES + PANE_LOG_BYTES) + SLACK
+            print(
+                f"{PANES} panes, {FLOOD_BYTES} bytes of `yes` each, --log-bytes {LOG_BYTES}, "
+                f"--pane-log-bytes {PANE_LOG_BYTES}: VmRSS {before} kB -> {after} kB "
+                f"(+{grown / MIB:.1f} MiB), VmHWM {peak} kB; bound +{bound / MIB:.1f} MiB"
+            )
+            assert grown <= bound, (
+                f"resident memory grew by {grown / MIB:.1f} MiB for {PANES} flooded panes, "
+                f"more than the bound {bound / MIB:.1f} MiB"
+            )
