@@ -624,7 +624,8 @@ impl Backend {
         // Local hooks are files: only in a directory of the state
         // directory's own that is no symbolic link.
         let hooks_dir = self.state_dir().join("shell");
-        let hooks_ok = self.remote.is_some() || private_subdir(&self.state_dir(), "shell").is_some();
+        let hooks_ok =
+            self.remote.is_some() || private_subdir(&self.state_dir(), "shell").is_some();
         let shells = Shells::new(
             self.shell_integration && hooks_ok,
             hooks_dir,
@@ -984,7 +985,8 @@ pub(crate) fn normalize_target(target: &str) -> Result<String, ToolError> {
     }
     if let Some((_, pane)) = place.and_then(|p| p.split_once('.'))
         && !(pane.is_empty()
-            || (pane.bytes().all(|b| b.is_ascii_digit()) && (pane == "0" || !pane.starts_with('0'))))
+            || (pane.bytes().all(|b| b.is_ascii_digit())
+                && (pane == "0" || !pane.starts_with('0'))))
     {
         return Err(bad("the part after '.' must be the pane's index (digits)"));
     }
@@ -1051,7 +1053,9 @@ mod tests {
         assert!(normalize_target("").is_err());
         assert!(normalize_target("a\nb").is_err());
         // Forms tmux would read loosely (issue 24, item 19).
-        for quirk in ["t1:0.0;", "% 1", "%01", "%", "$-1", "@1x", "=", ":", "=:", ":1", "t1:0.x"] {
+        for quirk in [
+            "t1:0.0;", "% 1", "%01", "%", "$-1", "@1x", "=", ":", "=:", ":1", "t1:0.x",
+        ] {
             assert!(normalize_target(quirk).is_err(), "{quirk:?}");
         }
         assert_eq!(normalize_target("%0").unwrap(), "%0");

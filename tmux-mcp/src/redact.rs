@@ -723,7 +723,9 @@ mod tests {
         );
         // A read that starts inside a mark, and the wrapped form's echo.
         assert!(!r("]133;A;nonce=0123456789abcdef").contains("0123456789abcdef"));
-        assert!(!r(" printf '\\033]133;C;nonce=fedcba9876543210\\007'").contains("fedcba9876543210"));
+        assert!(
+            !r(" printf '\\033]133;C;nonce=fedcba9876543210\\007'").contains("fedcba9876543210")
+        );
         // Not a nonce: other lengths.
         assert_eq!(r("nonce=abc"), "nonce=abc");
     }

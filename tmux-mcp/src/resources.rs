@@ -212,14 +212,12 @@ impl TmuxMcp {
             .conn()
             .await
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
-        conn.resolve(&pane.to_string())
-            .await
-            .map_err(|e| {
-                McpError::resource_not_found(
-                    format!("{}: {e}", crate::subscriptions::shown_uri(uri)),
-                    None,
-                )
-            })?;
+        conn.resolve(&pane.to_string()).await.map_err(|e| {
+            McpError::resource_not_found(
+                format!("{}: {e}", crate::subscriptions::shown_uri(uri)),
+                None,
+            )
+        })?;
         Ok(conn)
     }
 

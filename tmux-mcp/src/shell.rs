@@ -447,7 +447,9 @@ impl Shells {
             .and_then(|w| w.prompt_end.clone())
         {
             Some(end) => line.ends_with(&end),
-            None => ["$ ", "# ", "% ", "> "].iter().any(|end| line.ends_with(end)),
+            None => ["$ ", "# ", "% ", "> "]
+                .iter()
+                .any(|end| line.ends_with(end)),
         }
     }
 

@@ -156,7 +156,10 @@ impl TmuxMcp {
         if args.enter {
             press_enter(&conn, r.pane).await?;
         }
-        conn.note_unsubmitted(r.pane, !args.enter && !args.text.is_empty() && !args.text.ends_with('\n'));
+        conn.note_unsubmitted(
+            r.pane,
+            !args.enter && !args.text.is_empty() && !args.text.ends_with('\n'),
+        );
         Ok(Json(SendTextResult {
             pane: r.pane.to_string(),
             bytes: args.text.len(),
@@ -208,10 +211,12 @@ impl TmuxMcp {
         turn.typed();
         let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
         // Enter submits the line; C-c, C-u and C-j clear or submit it too.
-        if names
-            .iter()
-            .any(|k| matches!(k.as_str(), "Enter" | "KPEnter" | "C-m" | "C-j" | "C-c" | "C-u"))
-        {
+        if names.iter().any(|k| {
+            matches!(
+                k.as_str(),
+                "Enter" | "KPEnter" | "C-m" | "C-j" | "C-c" | "C-u"
+            )
+        }) {
             conn.note_unsubmitted(r.pane, false);
         }
         conn.tmux

@@ -421,7 +421,8 @@ impl TmuxMcp {
                         None
                     } else {
                         row.pid.and_then(|pid| {
-                            let shell = crate::probe::probe(pid, &row.tty).foreground.unwrap_or(pid);
+                            let shell =
+                                crate::probe::probe(pid, &row.tty).foreground.unwrap_or(pid);
                             crate::probe::cmdline(shell).map(|cmdline| crate::runs::TypedInto {
                                 pid: shell,
                                 cmdline,
@@ -562,7 +563,9 @@ impl TmuxMcp {
             Timeout,
         }
         let outcome = match already {
-            _ if state.abandoned == Some(crate::runs::INTERRUPTED) => Waited::Done(End::Interrupted),
+            _ if state.abandoned == Some(crate::runs::INTERRUPTED) => {
+                Waited::Done(End::Interrupted)
+            }
             _ if state.abandoned.is_some() => Waited::Done(End::Abandoned),
             Some(ended) => Waited::Done(End::Finished(ended)),
             None => {
