@@ -3,7 +3,7 @@
 //! Applies to every piece of pane text a tool returns (screens, output,
 //! matches, titles), never to what is typed into a pane.
 //!
-//! (Over 600 lines with its unit tests, which are the last 260: each
+//! (Over 600 lines with its unit tests, which are the last 430: each
 //! shape of secret, and each line that must stay unmasked, is a case.)
 
 use std::borrow::Cow;

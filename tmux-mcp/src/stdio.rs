@@ -41,8 +41,9 @@
 //! call writes its audit record), and one that still has not ended
 //! [`STOP_GRACE`] later is answered, and audited, as cut off.
 //!
-//! (Over 600 lines with its unit tests, which are the last 300: the byte-level
-//! cases of a line transport are many and belong beside it.)
+//! (Over 600 lines with its unit tests, which are the last 365: the byte-level
+//! cases of a line transport, and of its shutdown, are many and belong
+//! beside it.)
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

@@ -1,6 +1,9 @@
 //! Regions as tools: `list_regions`, `read_region` and `search_regions`
 //! (see [`crate::regions`]): what each command in a terminal printed and
 //! how it ended.
+//!
+//! (Over 600 lines with its unit tests: three tools and what each says of
+//! output that was lost.)
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};

@@ -9,6 +9,10 @@
 //!
 //! `reply` holds the arguments, the reply and its text; `input` whether a
 //! running command waits for input.
+//!
+//! (Over 600 lines: starting a run, with its refusals, and waiting for it,
+//! with every way a run can end; issue 23 moves the per-pane state it reads
+//! into one record.)
 
 use std::time::{Duration, Instant};
 
