@@ -303,3 +303,19 @@ async def test_run_is_refused_at_a_continuation_prompt(tmux_mcp: TmuxMcp, shell:
             await call(session, "send_keys", target=pane, keys=["C-c"])
             done = await call(session, "run", target=pane, command="echo hi", timeout_secs=20)
             assert (done["status"], done["output"]) == ("completed", "hi\n"), done
+
+
+def test_known_methods_with_params_that_do_not_fit_get_invalid_params(tmux_mcp: TmuxMcp) -> None:
+    from test_tasks import initialize, wire
+
+    with wire(tmux_mcp) as w:
+        initialize(w, tasks=False)
+        for method, params in [
+            ("tools/call", {"name": "list_terminals", "arguments": []}),
+            ("tasks/get", {"taskId": 5}),
+        ]:
+            answer = w.request(method, params)
+            assert answer["error"]["code"] == -32602, (method, answer)
+            assert method in answer["error"]["message"], answer
+        # The server goes on answering.
+        assert "tools" in w.result("tools/list")

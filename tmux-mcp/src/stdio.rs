@@ -471,6 +471,30 @@ pub(crate) enum Verdict {
 
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
+/// The requests a client sends that rmcp knows by name (its
+/// `ClientRequest`), so that one read as a custom request had params that
+/// did not fit.
+const STANDARD_METHODS: &[&str] = &[
+    "ping",
+    "initialize",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "subscriptions/listen",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+];
+
 /// Decides about one line (without its line feed).
 pub(crate) fn check(line: &[u8]) -> Verdict {
     let line = line.strip_suffix(b"\r").unwrap_or(line);
@@ -479,8 +503,29 @@ pub(crate) fn check(line: &[u8]) -> Verdict {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Verdict::Skip;
     }
-    let Err(e) = serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) else {
-        return Verdict::Forward;
+    let e = match serde_json::from_slice::<RxJsonRpcMessage<RoleServer>>(body) {
+        // rmcp reads a request of a method it knows whose params do not
+        // fit as a custom request, and answers "method not found": the
+        // method is there, its params are wrong.
+        Ok(rmcp::model::JsonRpcMessage::Request(request)) => {
+            return match &request.request {
+                rmcp::model::ClientRequest::CustomRequest(custom)
+                    if STANDARD_METHODS.contains(&custom.method.as_str()) =>
+                {
+                    Verdict::Reply(error_line(
+                        Some(request.id.clone()),
+                        ErrorCode::INVALID_PARAMS,
+                        &format!(
+                            "Invalid params: the params of {} do not have the form the method takes (see the MCP schema)",
+                            custom.method
+                        ),
+                    ))
+                }
+                _ => Verdict::Forward,
+            };
+        }
+        Ok(_) => return Verdict::Forward,
+        Err(e) => e,
     };
     let members = Members::scan(body);
     match e.classify() {
@@ -949,6 +994,25 @@ mod tests {
             assert!(message.starts_with("Parse error: "), "{message}");
             assert!(message.contains(why), "{shown}: {message}");
         }
+    }
+
+    #[test]
+    fn a_known_method_with_params_that_do_not_fit_gets_invalid_params() {
+        for line in [
+            &br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":[]}}"#[..],
+            br#"{"jsonrpc":"2.0","id":4,"method":"tasks/get","params":{"taskId":5}}"#,
+        ] {
+            let Verdict::Reply(bytes) = check(line) else {
+                panic!("{}: not answered here", String::from_utf8_lossy(line))
+            };
+            let r: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+            assert_eq!((r["id"].clone(), r["error"]["code"].clone()), (json!(4), json!(-32602)), "{r}");
+        }
+        // Well-formed requests, and methods rmcp does not know, still go on.
+        let ok = br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"run","arguments":{}}}"#;
+        assert_eq!(check(ok), Verdict::Forward);
+        let custom = br#"{"jsonrpc":"2.0","id":4,"method":"x/y","params":{}}"#;
+        assert_eq!(check(custom), Verdict::Forward);
     }
 
     #[test]
