@@ -30,6 +30,13 @@ async def call(client: mcp.ClientSession, tool: str, **args) -> dict:
     return result.structured_content
 
 
+async def new_terminal(client: mcp.ClientSession, args: dict) -> str:
+    """A terminal made by create_terminal with `args`; its pane id."""
+    created = await connecting_call(client.call_tool, "create_terminal", args)
+    assert not created.is_error, text_of(created)
+    return created.structured_content["pane"]
+
+
 def shell_setup(shell: str, name: str) -> tuple[dict[str, str] | None, dict]:
     """The server environment and create_terminal arguments for a terminal
     running `shell`: bash, zsh and fish as the default shell (integrated),
@@ -46,9 +53,7 @@ async def test_a_printed_osc_7_does_not_set_the_working_directory(tmux_mcp: Tmux
     fake.write_bytes(b"before\x1b]7;file://host/etc/fake-dir\x07after\n")
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session() as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": "osc7"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
+            pane = await new_terminal(session, {"name": "osc7"})
             await call(session, "run", target=pane, command="cd /tmp")
             done = await call(session, "run", target=pane, command=f"cat {fake}")
             assert done["mode"] == "integrated", done
@@ -218,9 +223,7 @@ async def test_a_run_that_execs_a_new_shell_says_the_shell_was_replaced(tmux_mcp
     env, args = shell_setup(shell, f"exec-{shell}")
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env=env) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", args)
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
+            pane = await new_terminal(session, args)
             replaced = await call(session, "run", target=pane, command="exec bash --norc --noprofile -i", timeout_secs=20)
             assert (replaced["status"], replaced["exit_status"]) == ("shell_replaced", None), replaced
             # Not a password prompt, and the pane takes run again.
@@ -233,9 +236,7 @@ async def test_the_shell_nonce_never_reaches_the_client(tmux_mcp: TmuxMcp) -> No
 
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session() as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": "nonce-view"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
+            pane = await new_terminal(session, {"name": "nonce-view"})
             await call(session, "run", target=pane, command="echo one")
             nonce = subprocess.run(
                 [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "show-options", "-pqv", "-t", pane, "@tmux-mcp-shell"],
@@ -274,9 +275,7 @@ async def test_run_never_joins_text_pending_on_the_line(tmux_mcp: TmuxMcp, shell
     env, args = shell_setup(shell, f"pending-{shell}")
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env=env) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", args)
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
+            pane = await new_terminal(session, args)
             await call(session, "send_text", target=pane, text="echo PREFIX ")
             refused = await session.call_tool("run", {"target": pane, "command": "false"})
             assert refused.is_error, text_of(refused)
@@ -292,9 +291,7 @@ async def test_run_is_refused_at_a_continuation_prompt(tmux_mcp: TmuxMcp, shell:
     assert program, f"{shell} is not installed (scripts/setup installs it)"
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env={"SHELL": program}) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"cont-{shell}"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
+            pane = await new_terminal(session, {"name": f"cont-{shell}"})
             sent = await call(session, "send_text", target=pane, text="echo 'open", enter=True)
             await call(session, "wait_for_output", target=pane, pattern="> $", cursor=sent["cursor"], timeout_secs=10)
             refused = await session.call_tool("run", {"target": pane, "command": "echo hi"})

@@ -329,6 +329,13 @@ def inspector(server: HttpServer, tmux_mcp: TmuxMcp, *args: str) -> dict[str, An
     return json.loads(done.stdout)
 
 
+def inspector_run(server: HttpServer, tmux_mcp: TmuxMcp, pane: str, command: str) -> dict[str, Any]:
+    """`run` of `command` in `pane` through the Inspector CLI."""
+    return inspector(
+        server, tmux_mcp, "--method", "tools/call", "--tool-name", "run", "--tool-arg", f"target={pane}", f"command={command}"
+    )
+
+
 def test_the_inspector_cli_over_http(tmux_mcp: TmuxMcp) -> None:
     with tmux_mcp.http_server() as server:
         listed = inspector(server, tmux_mcp, "--method", "tools/list")
@@ -340,17 +347,7 @@ def test_the_inspector_cli_over_http(tmux_mcp: TmuxMcp) -> None:
         assert not created.get("isError"), created
         pane = created["structuredContent"]["pane"]
 
-        done = inspector(
-            server,
-            tmux_mcp,
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run",
-            "--tool-arg",
-            f"target={pane}",
-            "command=echo from-inspector",
-        )
+        done = inspector_run(server, tmux_mcp, pane, "echo from-inspector")
         assert not done.get("isError"), done
         result = done["structuredContent"]
         assert (result["exit_status"], result["output"]) == (0, "from-inspector\n")
@@ -358,17 +355,7 @@ def test_the_inspector_cli_over_http(tmux_mcp: TmuxMcp) -> None:
         # A run that lasts over a second: the Inspector lists the Tasks
         # extension in its capabilities but never polls a task, so it must
         # get the ordinary result with structured content.
-        slow = inspector(
-            server,
-            tmux_mcp,
-            "--method",
-            "tools/call",
-            "--tool-name",
-            "run",
-            "--tool-arg",
-            f"target={pane}",
-            "command=sleep 2; echo slept",
-        )
+        slow = inspector_run(server, tmux_mcp, pane, "sleep 2; echo slept")
         assert not slow.get("isError") and "taskId" not in slow, slow
         assert (slow["structuredContent"]["status"], slow["structuredContent"]["output"]) == ("completed", "slept\n"), slow
 
