@@ -81,26 +81,29 @@ pub fn clean(name: &str) -> Option<String> {
 
 /// The actor of a request: the `X-MCP-Actor` header of an HTTP request
 /// (read from the `http::request::Parts` rmcp's HTTP transport puts in the
-/// request's extensions), `_meta["tmux-mcp/actor"]` of the request, then of
-/// the session's `initialize`, then `configured` (`--actor`), then the
-/// client's name, then [`UNNAMED`].
-pub(crate) fn of_request(ctx: &RequestContext<RoleServer>, configured: Option<&str>) -> String {
-    let header = header_actor(&ctx.extensions);
-    let from_meta = |meta: &serde_json::Map<String, serde_json::Value>| {
-        meta.get(ACTOR_META_KEY)
-            .and_then(serde_json::Value::as_str)
-            .and_then(clean)
-    };
-    header
-        .or_else(|| from_meta(&ctx.meta.0.0))
-        .or_else(|| {
-            ctx.peer
-                .peer_info()
-                .and_then(|info| info.meta.as_ref().and_then(|m| from_meta(&m.0.0)))
-        })
+/// request's extensions), `_meta["tmux-mcp/actor"]` of the request, then
+/// `session` (what the session's `initialize` named there), then
+/// `configured` (`--actor`), then the client's name, then [`UNNAMED`].
+pub(crate) fn of_request(
+    ctx: &RequestContext<RoleServer>,
+    session: Option<&str>,
+    configured: Option<&str>,
+) -> String {
+    header_actor(&ctx.extensions)
+        .or_else(|| named_in(&ctx.meta))
+        .or_else(|| session.and_then(clean))
         .or_else(|| configured.and_then(clean))
         .or_else(|| ctx.client_info().and_then(|info| clean(&info.name)))
         .unwrap_or_else(|| UNNAMED.to_owned())
+}
+
+/// The actor a request's `_meta` names (`tmux-mcp/actor`), if any.
+pub(crate) fn named_in(meta: &rmcp::model::RequestMetaObject) -> Option<String> {
+    meta.0
+        .0
+        .get(ACTOR_META_KEY)
+        .and_then(serde_json::Value::as_str)
+        .and_then(clean)
 }
 
 /// The `X-MCP-Actor` header of the HTTP request whose head rmcp's HTTP

@@ -80,6 +80,8 @@ pub struct TmuxMcp {
     /// session's value is dropped (`None` for session 0, which lasts as
     /// long as the server).
     pub(crate) _session_end: Option<Arc<SessionGuard>>,
+    /// The actor the session's `initialize` named in its `_meta`.
+    pub(crate) session_actor: Arc<std::sync::OnceLock<String>>,
 }
 
 impl std::fmt::Debug for TmuxMcp {
@@ -180,6 +182,7 @@ impl TmuxMcp {
             }),
             session: 0,
             _session_end: None,
+            session_actor: Arc::default(),
         })
     }
 
@@ -240,6 +243,7 @@ impl TmuxMcp {
         Self {
             session: number,
             _session_end: Some(Arc::new(self.inner.resources.session_guard(number))),
+            session_actor: Arc::default(),
             ..self.clone()
         }
     }
@@ -361,6 +365,22 @@ impl ServerHandler for TmuxMcp {
             .with_instructions(self.inner.instructions.clone())
     }
 
+    async fn initialize(
+        &self,
+        request: rmcp::model::InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::InitializeResult, McpError> {
+        // rmcp moves the request's `_meta` into the context and keeps the
+        // params without it as the peer's info: the actor it names is kept
+        // here, as the session's.
+        if let Some(actor) = crate::actors::named_in(&context.meta) {
+            // Only the first `initialize` of a session names it.
+            let _ = self.session_actor.set(actor);
+        }
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
+    }
+
     async fn call_tool(
         &self,
         mut request: CallToolRequestParams,
@@ -372,7 +392,11 @@ impl ServerHandler for TmuxMcp {
             return answer.await;
         }
         let started = Instant::now();
-        let actor = crate::actors::of_request(&context, self.inner.config.actor.as_deref());
+        let actor = crate::actors::of_request(
+            &context,
+            self.session_actor.get().map(String::as_str),
+            self.inner.config.actor.as_deref(),
+        );
         let tool = request.name.to_string();
         tracing::debug!(tool = %tool, actor = %actor, "tool call");
         let arguments = request.arguments.clone();

@@ -165,10 +165,10 @@ impl Pending {
         id.into_json_value().to_string()
     }
 
-    fn add(&self, id: RequestId) {
-        self.0.send_modify(|ids| {
-            ids.insert(Self::key(id));
-        });
+    /// Notes a request passed on; false (and nothing noted) when a request
+    /// with the same id is still in flight.
+    fn add(&self, id: RequestId) -> bool {
+        self.0.send_if_modified(|ids| ids.insert(Self::key(id)))
     }
 
     /// Notes that one of rmcp's lines went out, if it answers a request.
@@ -282,8 +282,18 @@ async fn pump_input<R, W>(
         };
         match verdict {
             Verdict::Forward => {
-                if let Some(id) = request_id(&line) {
-                    pending.add(id);
+                if let Some(id) = request_id(&line)
+                    && !pending.add(id.clone())
+                {
+                    // rmcp keys the requests in flight by id: a second one
+                    // would take the first one's place, and the first one's
+                    // answer would be dropped.
+                    let reply = duplicate_id(id);
+                    if replies.send(reply).await.is_err() {
+                        break;
+                    }
+                    line.clear();
+                    continue;
                 }
                 line.push(b'\n');
                 if let Err(e) = to_rmcp.write_all(&line).await {
@@ -324,8 +334,20 @@ async fn pump_input<R, W>(
     }
 }
 
+/// The answer to a request whose id is that of a request still in flight.
+pub(crate) fn duplicate_id(id: RequestId) -> Vec<u8> {
+    let shown = id.clone().into_json_value();
+    error_line(
+        Some(id),
+        ErrorCode::INVALID_REQUEST,
+        &format!(
+            "Invalid request: the id {shown} is that of a request still in flight; this request was not run (JSON-RPC ids must be unique among requests in flight; the other request is still answered)"
+        ),
+    )
+}
+
 /// The id of a line that is a JSON-RPC request (a `method` and an `id`).
-fn request_id(line: &[u8]) -> Option<RequestId> {
+pub(crate) fn request_id(line: &[u8]) -> Option<RequestId> {
     let members = Members::scan(line);
     members.method.then_some(members.id).flatten()
 }
@@ -603,7 +625,7 @@ pub(crate) fn oversized(head: &[u8], len: usize) -> Verdict {
 
 /// A JSON-RPC error response as one line. The id is `null` when it cannot
 /// be read (JSON-RPC 2.0 section 5): present, as the MCP Python SDK requires.
-fn error_line(id: Option<RequestId>, code: ErrorCode, message: &str) -> Vec<u8> {
+pub(crate) fn error_line(id: Option<RequestId>, code: ErrorCode, message: &str) -> Vec<u8> {
     let id = id.map_or(serde_json::Value::Null, RequestId::into_json_value);
     let reply = json!({
         "jsonrpc": "2.0",
@@ -700,6 +722,7 @@ impl Service<RoleServer> for Draining {
             ClientRequest::CallToolRequest(call) => Some(CutOff {
                 actor: crate::actors::of_request(
                     &context,
+                    self.server.session_actor.get().map(String::as_str),
                     self.server.inner.config.actor.as_deref(),
                 ),
                 tool: call.params.name.to_string(),

@@ -18,6 +18,11 @@
 //!    `Authorization: Bearer TOKEN`, compared in constant time; missing or
 //!    wrong: 401 with `WWW-Authenticate: Bearer`.
 //!
+//! Behind it, on `/mcp`, `messages` gives every posted JSON-RPC message a
+//! JSON-RPC answer (a parse error, invalid params, a duplicate id in
+//! flight) where rmcp would answer with plain text, a wrong code, or not
+//! at all.
+//!
 //! The token lives in a file (`--token-file`, by default `http-token` in the
 //! state directory), created with mode 0600 on first use from the
 //! operating system's random source; an existing one must pass
@@ -63,6 +68,8 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio_util::sync::CancellationToken;
 
 use crate::server::TmuxMcp;
+
+mod messages;
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";
@@ -931,15 +938,24 @@ impl HttpServer {
             // the port, and the --allow-remote rules rmcp's lists cannot
             // express); rmcp's own Host check would only repeat it for /mcp.
             .disable_allowed_hosts()
-            .disable_allowed_origins();
+            .disable_allowed_origins()
+            .with_max_request_body_bytes(messages::MAX_BODY);
+        let sessions = Arc::new(LocalSessionManager::default());
         let mcp = StreamableHttpService::new(
             // One server for every session: clones share all state.
             // Each session its own value (its own resource subscriptions),
             // all sharing one server's state.
             move || Ok(shared.for_session()),
-            Arc::new(LocalSessionManager::default()),
+            Arc::clone(&sessions),
             config,
         );
+        // Every message posted to /mcp gets a JSON-RPC answer.
+        let mcp = Router::new()
+            .route_service(MCP_PATH, mcp)
+            .layer(middleware::from_fn_with_state(
+                Arc::new(messages::Messages::new(sessions)),
+                messages::check,
+            ));
         let policy = Arc::new(Policy {
             token: self.token,
             bound: self.local,
@@ -947,7 +963,7 @@ impl HttpServer {
         });
         let app = Router::new()
             .route(HEALTH_PATH, get(health))
-            .route_service(MCP_PATH, mcp)
+            .merge(mcp)
             .fallback(not_found)
             .layer(middleware::from_fn_with_state(policy, guard));
         let listener = GuardedListener {
