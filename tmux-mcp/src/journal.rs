@@ -256,8 +256,16 @@ struct Store {
     len: usize,
     /// Memory the blocks take ([`Block::footprint`]).
     bytes: u64,
+    /// The most memory the blocks may take.
+    max_bytes: u64,
     block_bytes: usize,
+    /// Bytes of text a line took in the last block filled: how the next
+    /// block's room is split between text and bookkeeping.
+    text_per_line: usize,
 }
+
+/// The guess of [`Store::text_per_line`] before a block has filled.
+const FIRST_TEXT_PER_LINE: usize = 32;
 
 impl Store {
     fn new(max_bytes: u64) -> Self {
@@ -269,7 +277,9 @@ impl Store {
             blocks: VecDeque::new(),
             len: 0,
             bytes: 0,
+            max_bytes,
             block_bytes,
+            text_per_line: FIRST_TEXT_PER_LINE,
         }
     }
 
@@ -277,8 +287,58 @@ impl Store {
         self.len
     }
 
-    /// Adds a line (numbers only grow).
-    fn push(&mut self, n: u64, session: u32, at: u64, text: &str, kind: LineKind) {
+    /// The room of a new block, text and lines, for lines of the length
+    /// the last full block had.
+    fn split(&self) -> (usize, usize) {
+        let per_line = self.text_per_line.max(1);
+        let lines = (self.block_bytes / (std::mem::size_of::<Meta>() + per_line)).max(1);
+        (lines * per_line, lines)
+    }
+
+    /// A block for lines from `n` of `session`: the oldest one, emptied,
+    /// when the new one would pass the bound and the oldest has room of
+    /// about the same split (so that, once the log is full, its memory is
+    /// reused, never freed and allocated again: freed blocks are what the
+    /// allocator does not give back), else a new one. Also returns the
+    /// session and offset of the last line dropped to make room.
+    fn next_block(&mut self, session: u32, n: u64) -> (Block, Option<(u32, u64)>) {
+        let (text, lines) = self.split();
+        let wanted =
+            (text + lines * std::mem::size_of::<Meta>() + std::mem::size_of::<Block>()) as u64;
+        let near = |have: usize, want: usize| have >= want / 2 && have <= want.saturating_mul(2);
+        let mut last = None;
+        if self.bytes + wanted > self.max_bytes
+            && self.blocks.len() > 1
+            && let Some(mut old) = self.pop_block_whole()
+        {
+            last = old.last().map(|l| (l.session, l.at));
+            if near(old.text.capacity(), text) && near(old.metas.capacity(), lines) {
+                old.text.clear();
+                old.metas.clear();
+                old.session = session;
+                old.n0 = n;
+                return (old, last);
+            }
+        }
+        let block = Block {
+            session,
+            n0: n,
+            text: String::with_capacity(text),
+            metas: Vec::with_capacity(lines),
+        };
+        (block, last)
+    }
+
+    /// Adds a line (numbers only grow). Returns the session and offset of
+    /// the last line dropped to make room, if any were.
+    fn push(
+        &mut self,
+        n: u64,
+        session: u32,
+        at: u64,
+        text: &str,
+        kind: LineKind,
+    ) -> Option<(u32, u64)> {
         let fits = self.blocks.back().is_some_and(|b| {
             b.session == session
                 && n >= b.n0
@@ -287,30 +347,21 @@ impl Store {
                 && (b.text.is_empty() || b.text.len() + text.len() <= b.text.capacity())
                 && b.metas.len() < b.metas.capacity()
         });
+        let mut evicted = None;
         if !fits {
-            // The full block gives back the room it will not use.
-            if let Some(full) = self.blocks.back_mut() {
-                let before = full.footprint();
-                full.text.shrink_to_fit();
-                full.metas.shrink_to_fit();
-                self.bytes = self.bytes - before + full.footprint();
+            if let Some(full) = self.blocks.back()
+                && let Some(lines) = std::num::NonZeroUsize::new(full.metas.len())
+            {
+                self.text_per_line = full.text.len().div_ceil(lines.get());
             }
-            // Room for half a block of text and half of bookkeeping, made
-            // once: a block's buffers never grow (but for one line longer
-            // than its room), so they leave no freed copies behind.
-            let half = self.block_bytes / 2;
-            let block = Block {
-                session,
-                n0: n,
-                text: String::with_capacity(half),
-                metas: Vec::with_capacity(half / std::mem::size_of::<Meta>()),
-            };
+            // A block's buffers are made once and never grow (but for one
+            // line longer than its room), so they leave no freed copies.
+            let (block, last) = self.next_block(session, n);
+            evicted = last;
             self.bytes += block.footprint();
             self.blocks.push_back(block);
         }
-        let Some(block) = self.blocks.back_mut() else {
-            return;
-        };
+        let block = self.blocks.back_mut()?;
         let before = block.footprint();
         block.text.push_str(text);
         let end = u32::try_from(block.text.len()).unwrap_or(u32::MAX >> 2);
@@ -321,13 +372,20 @@ impl Store {
         });
         self.bytes = self.bytes - before + block.footprint();
         self.len += 1;
+        evicted
+    }
+
+    /// Takes the oldest block out.
+    fn pop_block_whole(&mut self) -> Option<Block> {
+        let block = self.blocks.pop_front()?;
+        self.bytes -= block.footprint();
+        self.len -= block.metas.len();
+        Some(block)
     }
 
     /// Drops the oldest block; the session and offset of its last line.
     fn pop_block(&mut self) -> Option<(u32, u64)> {
-        let block = self.blocks.pop_front()?;
-        self.bytes -= block.footprint();
-        self.len -= block.metas.len();
+        let block = self.pop_block_whole()?;
         block.last().map(|l| (l.session, l.at))
     }
 
@@ -504,7 +562,9 @@ impl Inner {
     /// Keeps a final line in memory, dropping the oldest lines to stay
     /// within the bound.
     fn keep(&mut self, n: u64, session: u32, at: u64, text: &str, kind: LineKind) {
-        self.lines.push(n, session, at, text, kind);
+        if let Some(last) = self.lines.push(n, session, at, text, kind) {
+            self.evicted = Some(last);
+        }
         while self.lines.bytes > self.max_bytes {
             match self.lines.pop_block() {
                 Some(last) => self.evicted = Some(last),
@@ -1308,6 +1368,36 @@ mod tests {
         let i = inner.lines.partition_point(|l| l.n < middle);
         assert_eq!(inner.lines.get(i).unwrap().n, middle);
         assert_eq!(inner.line_at((middle - 1) * 3 + 1), Some(middle));
+    }
+
+    #[test]
+    fn a_full_log_reuses_its_blocks_and_splits_them_by_line_length() {
+        let mut store = Store::new(64 * 1024);
+        let mut n = 0;
+        let mut fill = |store: &mut Store, lines: usize, text: &str| {
+            for _ in 0..lines {
+                n += 1;
+                store.push(n, 1, n, text, LineKind::Text);
+                assert!(store.bytes <= store.max_bytes, "{}", store.bytes);
+            }
+        };
+        fill(&mut store, 20_000, "y");
+        let buffers = |store: &Store| -> Vec<*const u8> {
+            store.blocks.iter().map(|b| b.text.as_ptr()).collect()
+        };
+        let first: std::collections::HashSet<_> = buffers(&store).into_iter().collect();
+        // One-byte lines: the blocks hold about one line per 17 bytes.
+        assert!(store.len() as u64 > store.max_bytes / 20, "{}", store.len());
+        fill(&mut store, 20_000, "y");
+        // Once full, new lines go into the oldest blocks' memory.
+        assert!(buffers(&store).iter().all(|p| first.contains(p)));
+        // Longer lines: the next blocks give text more of their room.
+        fill(&mut store, 2_000, &"x".repeat(100));
+        let newest = store.blocks.back().unwrap();
+        assert!(
+            newest.text.capacity() > 8 * newest.metas.capacity(),
+            "{newest:?}"
+        );
     }
 
     #[test]

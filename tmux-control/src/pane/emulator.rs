@@ -30,10 +30,13 @@ use alacritty_terminal::vte::ansi::Processor;
 /// feed holds the connection's task for about a millisecond.
 pub(super) const EAGER_BYTES: u64 = 64 * 1024;
 
-/// Lines the emulator keeps above the screen: not read, but when tmux
-/// makes a pane taller it pulls lines back down from its history, and the
-/// emulator needs them to do the same. About 200 KB per 80-column pane.
-const HISTORY_LINES: usize = 100;
+/// Lines the emulator keeps above the screen: none. alacritty grows its
+/// history a thousand rows at a time whatever the limit (24 bytes a cell:
+/// 4.8 MB for a 200-column pane, held for as long as the pane is
+/// followed), and the screen needs none of it: when a resize could bring
+/// lines back down from tmux's history (the pane grows taller or wider),
+/// the emulator is seeded again from tmux instead ([`Emulator::resize`]).
+const HISTORY_LINES: usize = 0;
 
 /// How many times [`PaneOutput::resync_screen`](super::PaneOutput::resync_screen) asks tmux for a seed when
 /// the pane writes (or is resized) while it asks.
@@ -152,10 +155,17 @@ impl Emulator {
     }
 
     /// Resizes (tmux resized the pane); text is reflowed as tmux does.
-    pub(super) fn resize(&mut self, cols: u32, rows: u32) {
-        if self.size() != (cols.max(1), rows.max(1)) {
-            self.term.resize(Size::new(cols, rows));
+    /// Returns whether the screen may now hold lines tmux brought back from
+    /// its history, which the emulator does not keep: the pane grew taller
+    /// or wider. Then it must be seeded again.
+    pub(super) fn resize(&mut self, cols: u32, rows: u32) -> bool {
+        let (was_cols, was_rows) = self.size();
+        let (cols, rows) = (cols.max(1), rows.max(1));
+        if (was_cols, was_rows) == (cols, rows) {
+            return false;
         }
+        self.term.resize(Size::new(cols, rows));
+        cols > was_cols || rows > was_rows
     }
 
     /// The screen now; with `tabs`, a tab still whole on the screen is

@@ -160,6 +160,19 @@ impl Follower {
         });
     }
 
+    /// Seeds `log`'s emulator again from tmux, in the background (it lost
+    /// sync when the pane grew).
+    #[cfg(feature = "emulator")]
+    fn reseed(&self, log: &Arc<PaneLog>) {
+        let (Some(tmux), log) = (self.conn.upgrade(), Arc::clone(log)) else {
+            return;
+        };
+        tokio::spawn(async move {
+            // Out of sync until then: readers ask tmux, and may seed it too.
+            let _ = super::emulated::seed(&log, &tmux).await;
+        });
+    }
+
     /// tmux 3.3a sometimes misses the SIGCHLD of a pane's program: the pane
     /// is dead but its status never arrives until another child of the
     /// server exits. A trivial background job makes tmux reap (and so
@@ -203,14 +216,19 @@ impl Watcher for Follower {
                     let me = log.pane();
                     if let Some(_place) = panes.iter().find(|p| p.pane == me) {
                         #[cfg(feature = "emulator")]
-                        {
+                        let lost = {
                             let size = visible.iter().find(|p| p.pane == me).unwrap_or(_place);
-                            log.resize_emulator(size.width, size.height);
-                        }
+                            log.resize_emulator(size.width, size.height)
+                        };
                         log.update_state(|s| {
                             s.window = Some(*window);
                             s.layout_generation += 1;
                         });
+                        // After the new generation, which the seed checks.
+                        #[cfg(feature = "emulator")]
+                        if lost {
+                            self.reseed(&log);
+                        }
                     } else if log.window() == Some(*window) {
                         vanished = true;
                     }

@@ -423,13 +423,18 @@ impl PaneLog {
         *slot = None;
     }
 
-    /// tmux resized the pane: resizes the emulator after the output so far.
-    pub(crate) fn resize_emulator(&self, cols: u32, rows: u32) {
+    /// tmux resized the pane: resizes the emulator after the output so
+    /// far. Returns true when that left it out of sync (the pane grew, and
+    /// tmux may have brought lines back from its history): it must be
+    /// seeded again.
+    pub(crate) fn resize_emulator(&self, cols: u32, rows: u32) -> bool {
         let mut slot = self.emulator();
         self.catch_up(&mut slot);
-        if let Some(e) = slot.as_mut() {
-            e.resize(cols, rows);
+        let grew = slot.as_mut().is_some_and(|e| e.resize(cols, rows));
+        if grew {
+            *slot = None;
         }
+        grew
     }
 
     /// The pane's program was started again at output offset `at`, which
