@@ -187,7 +187,23 @@ async def test_respawn_gives_up_an_unfinished_run_and_frees_the_pane(tmux_mcp: T
             assert (resumed["status"], resumed["exit_status"]) == ("abandoned", None), resumed
 
 
-@pytest.mark.parametrize("shell", ["bash --norc --noprofile", "dash"])
+#: Shells run without integration, so that `run` types its wrapped form.
+WRAPPED_SHELLS = ["bash --norc --noprofile", "zsh -f", "fish --no-config", "dash"]
+
+
+@pytest.mark.parametrize("shell", WRAPPED_SHELLS)
+async def test_the_wrapped_form_runs_in_each_shell_with_its_status(tmux_mcp: TmuxMcp, shell: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            pane = (await call(session, "create_terminal", name="wrapped", command=shell))["pane"]
+            # Quotes and a backslash reach the shell as typed; the status is
+            # the command's own (fish has no `$?`: it must be `$status`).
+            done = await call(session, "run", target=pane, command=r"""printf '%s\n' 'a\b' "it's"; false""")
+            assert (done["mode"], done["status"]) == ("wrapped", "completed"), done
+            assert (done["exit_status"], done["output"]) == (1, "a\\b\nit's\n"), done
+
+
+@pytest.mark.parametrize("shell", WRAPPED_SHELLS)
 async def test_an_interrupted_wrapped_run_does_not_lock_the_pane(tmux_mcp: TmuxMcp, shell: str) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session() as (session, _):
@@ -196,9 +212,12 @@ async def test_an_interrupted_wrapped_run_does_not_lock_the_pane(tmux_mcp: TmuxM
             assert (slow["status"], slow["mode"]) == ("running", "wrapped"), slow
             await call(session, "send_keys", target=pane, keys=["C-c"])
             # The shell is back at its prompt without the end marker: the
-            # run is over (interrupted), and says so when resumed.
+            # run is over (interrupted), and says so when resumed. fish
+            # stops only the command and goes on to the end marker, so its
+            # run ends with the command's own status.
+            ended = ("completed", 130) if shell.startswith("fish") else ("interrupted", None)
             resumed = await call(session, "run", run_id=slow["run_id"], timeout_secs=10)
-            assert (resumed["status"], resumed["exit_status"]) == ("interrupted", None), resumed
+            assert (resumed["status"], resumed["exit_status"]) == ended, resumed
             done = await call(session, "run", target=pane, command="echo next", timeout_secs=20)
             assert (done["status"], done["output"]) == ("completed", "next\n"), done
             # Interrupted and not collected: the next run goes through too.
@@ -207,7 +226,7 @@ async def test_an_interrupted_wrapped_run_does_not_lock_the_pane(tmux_mcp: TmuxM
             done = await call(session, "run", target=pane, command="echo free", timeout_secs=20)
             assert (done["status"], done["output"]) == ("completed", "free\n"), done
             resumed = await call(session, "run", run_id=again["run_id"], timeout_secs=5)
-            assert resumed["status"] == "interrupted", resumed
+            assert resumed["status"] == ended[0], resumed
 
 
 async def test_force_gives_up_a_run_still_in_progress(tmux_mcp: TmuxMcp) -> None:

@@ -16,12 +16,22 @@
 //! and keeps a trailing `&`, `;` or `# comment` in the command from
 //! breaking the wrapper. The line starts with a space so that shells set
 //! to ignore such lines keep it out of their history.
+//!
+//! fish (with its integration off) gets the same line in its own syntax:
+//! the status is `$status` (fish refuses `$?` as an error, and would run
+//! nothing), and inside single quotes a backslash and a quote are escaped
+//! with a backslash.
 
-/// The line typed for `command`, marked with `nonce` (hex digits).
-pub fn wrapper_line(command: &str, nonce: &str) -> String {
-    let quoted = command.replace('\'', r"'\''");
+/// The line typed for `command`, marked with `nonce` (hex digits), for a
+/// POSIX shell, or for fish when `fish` is true.
+pub fn wrapper_line(command: &str, nonce: &str, fish: bool) -> String {
+    let (quoted, status) = if fish {
+        (command.replace('\\', r"\\").replace('\'', r"\'"), "$status")
+    } else {
+        (command.replace('\'', r"'\''"), "$?")
+    };
     format!(
-        " printf '\\033]133;C;nonce={nonce}\\007'; eval '{quoted}'; printf '\\033]133;D;%s;nonce={nonce}\\007' \"$?\""
+        " printf '\\033]133;C;nonce={nonce}\\007'; eval '{quoted}'; printf '\\033]133;D;%s;nonce={nonce}\\007' \"{status}\""
     )
 }
 
@@ -35,7 +45,7 @@ mod tests {
 
     #[test]
     fn the_echo_never_matches_and_the_printed_marks_do() {
-        let line = wrapper_line("echo hi; exit 7 # x", N);
+        let line = wrapper_line("echo hi; exit 7 # x", N, false);
         assert!(line.starts_with(" printf '\\033]133;C;"));
         assert!(line.contains("eval 'echo hi; exit 7 # x'"));
         let mut t = ShellTracker::new(N, 0);
@@ -54,6 +64,9 @@ mod tests {
 
     #[test]
     fn quotes_in_commands() {
-        assert!(wrapper_line("echo 'a'", N).contains(r"eval 'echo '\''a'\'''"));
+        assert!(wrapper_line("echo 'a'", N, false).contains(r"eval 'echo '\''a'\'''"));
+        let fish = wrapper_line(r"echo 'a\b'", N, true);
+        assert!(fish.contains(r"eval 'echo \'a\\b\''"), "{fish}");
+        assert!(fish.ends_with("\"$status\""), "{fish}");
     }
 }

@@ -439,18 +439,28 @@ impl Shells {
     /// `> `). Read from the pane's log, for a wrapped run whose shell reads
     /// the terminal again without its end marker (an interrupt).
     pub(crate) fn at_prompt(&self, po: &PaneOutput, from: u64) -> bool {
+        const ENDS: [&str; 4] = ["$ ", "# ", "% ", "> "];
         let (_, bytes) = po.read_from(from, 1 << 16);
         let line = last_line(&bytes);
-        match self
+        let raw = match self
             .wrapped()
             .get(&po.pane())
             .and_then(|w| w.prompt_end.clone())
         {
             Some(end) => line.ends_with(&end),
-            None => ["$ ", "# ", "% ", "> "]
-                .iter()
-                .any(|end| line.ends_with(end)),
-        }
+            None => ENDS.iter().any(|end| line.ends_with(end)),
+        };
+        // A shell that draws its prompt with cursor motion after the text
+        // (fish: a right prompt, then back) ends its bytes otherwise: the
+        // screen shows the prompt before the cursor.
+        raw || po.emulated_screen().is_some_and(|screen| {
+            screen.offset > from
+                && screen
+                    .lines
+                    .get(screen.cursor_y as usize)
+                    .map(|l| l.chars().take(screen.cursor_x as usize).collect::<String>())
+                    .is_some_and(|before| ENDS.iter().any(|end| before.ends_with(end)))
+        })
     }
 
     /// Notes that a wrapped run in `pane` ended with the end mark just

@@ -387,7 +387,11 @@ impl TmuxMcp {
         let (line, tracker) = match &shell {
             Some(slot) => (command.to_owned(), slot.tracker.clone()),
             None => (
-                wrapper_line(command, &run_id),
+                wrapper_line(
+                    command,
+                    &run_id,
+                    ShellKind::of(&row.current_command) == Some(ShellKind::Fish),
+                ),
                 ShellTracker::new(&run_id, po.end_offset()),
             ),
         };
@@ -460,6 +464,12 @@ impl TmuxMcp {
                 .map(|(id, s)| (id.clone(), s.clone()))?
         };
         if state.shell.is_none() {
+            // The shell printed the end mark (fish goes on to it after an
+            // interrupt): not in progress; the call that resumes the run
+            // reads its end the same way.
+            if marked_end(&state.tracker, po, state.typed_at) {
+                return None;
+            }
             // The wrapped form has no end mark after an interrupt: the run
             // is over when its shell reads the terminal again at its
             // prompt (local panes: the kernel's evidence).
@@ -801,5 +811,26 @@ impl TmuxMcp {
             ));
         }
         Ok(Json(result))
+    }
+}
+
+/// Whether a wrapped run's `tracker` (typed at `from`) finds its end mark
+/// in the pane's output since.
+fn marked_end(tracker: &ShellTracker, po: &PaneOutput, from: u64) -> bool {
+    let mut tracker = tracker.clone();
+    let mut at = from;
+    loop {
+        let (start, bytes) = po.read_from(at, 1 << 20);
+        if bytes.is_empty() {
+            return false;
+        }
+        let events = tracker.feed(start, &bytes);
+        if events
+            .iter()
+            .any(|e| matches!(e, tmux_control::ShellEvent::Finished(_)))
+        {
+            return true;
+        }
+        at = start + bytes.len() as u64;
     }
 }
