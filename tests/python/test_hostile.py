@@ -285,15 +285,27 @@ async def test_run_never_joins_text_pending_on_the_line(tmux_mcp: TmuxMcp, shell
             assert (done["status"], done["exit_status"], done["output"]) == ("completed", 1, ""), done
 
 
-@pytest.mark.parametrize("shell", ["bash", "zsh"])
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish", "dash"])
 async def test_run_is_refused_at_a_continuation_prompt(tmux_mcp: TmuxMcp, shell: str) -> None:
     program = shutil.which(shell)
     assert program, f"{shell} is not installed (scripts/setup installs it)"
+    env = {"SHELL": program} if shell != "dash" else None
     with anyio.fail_after(LIMIT):
-        async with tmux_mcp.session(env={"SHELL": program}) as (session, _):
-            pane = await new_terminal(session, {"name": f"cont-{shell}"})
+        async with tmux_mcp.session(env=env) as (session, _):
+            if shell == "dash":
+                # No integration: the wrapped form, whose first run learns
+                # how the shell's own prompt ends.
+                pane = await new_terminal(session, {"name": "cont-dash", "command": "dash"})
+                await call(session, "run", target=pane, command="echo ready")
+            else:
+                pane = await new_terminal(session, {"name": f"cont-{shell}"})
             sent = await call(session, "send_text", target=pane, text="echo 'open", enter=True)
-            await call(session, "wait_for_output", target=pane, pattern="> $", cursor=sent["cursor"], timeout_secs=10)
+            if shell == "fish":
+                # fish draws no continuation prompt: the command line gets
+                # a second line, the cursor indented under the prompt.
+                await call(session, "wait_for_idle", target=pane, quiet_secs=0.3, timeout_secs=10)
+            else:
+                await call(session, "wait_for_output", target=pane, pattern="> $", cursor=sent["cursor"], timeout_secs=10)
             refused = await session.call_tool("run", {"target": pane, "command": "echo hi"})
             assert refused.is_error, text_of(refused)
             assert "continuation prompt" in text_of(refused), text_of(refused)

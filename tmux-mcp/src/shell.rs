@@ -27,8 +27,8 @@ use std::time::Duration;
 use crate::regions::{Region, Regions};
 use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption};
 use tmux_control::{
-    FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent, ShellIntegration,
-    ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
+    EmulatedScreen, FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent,
+    ShellIntegration, ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
 };
 
 /// The pane option that marks an integrated shell.
@@ -49,6 +49,23 @@ fn last_line(bytes: &[u8]) -> String {
 /// background job there ends with its own line end instead.
 pub(crate) fn continues(echoed: &[u8]) -> bool {
     echoed.contains(&b'\n') && last_line(echoed).ends_with("> ")
+}
+
+/// Whether fish, given a line (`echoed` since its prompt) it has not run,
+/// keeps it for more: fish draws no continuation prompt but puts a new
+/// line in the command line, with the cursor indented under the prompt
+/// (`screen`: nothing before the cursor on its line, and the cursor not at
+/// the left edge, where output of a job in the background leaves it).
+pub(crate) fn fish_continues(echoed: &[u8], screen: Option<&EmulatedScreen>) -> bool {
+    echoed.contains(&b'\n')
+        && screen.is_some_and(|s| {
+            s.cursor_x > 0
+                && s.lines.get(s.cursor_y as usize).is_some_and(|line| {
+                    line.chars()
+                        .take(s.cursor_x as usize)
+                        .all(char::is_whitespace)
+                })
+        })
 }
 
 /// How a prompt line ends: its last visible character and the blanks
@@ -461,6 +478,28 @@ impl Shells {
                     .map(|l| l.chars().take(screen.cursor_x as usize).collect::<String>())
                     .is_some_and(|before| ENDS.iter().any(|end| before.ends_with(end)))
         })
+    }
+
+    /// Whether the shell of `po`'s pane (one without integration) shows a
+    /// continuation prompt: its last line, after a line end, ends with `> `
+    /// where the prompt learned from earlier wrapped runs does not, or is
+    /// `> ` alone (the shells' default `PS2`) when none was learned yet. It
+    /// waits for the rest of a command line.
+    pub(crate) fn wrapped_continues(&self, po: &PaneOutput) -> bool {
+        let learned = self
+            .wrapped()
+            .get(&po.pane())
+            .and_then(|w| w.prompt_end.clone());
+        let from = po.end_offset().saturating_sub(4096);
+        let (_, bytes) = po.read_from(from, 4096);
+        if !bytes.contains(&b'\n') {
+            return false;
+        }
+        let line = last_line(&bytes);
+        match learned {
+            Some(end) => !end.ends_with("> ") && line.ends_with("> "),
+            None => line == "> ",
+        }
     }
 
     /// Notes that a wrapped run in `pane` ended with the end mark just

@@ -287,13 +287,15 @@ impl TmuxMcp {
         if !force
             && let Some(slot) = &shell
             && let Some(from) = slot.tracker.input_start()
-            && crate::shell::continues(&po.read_from(from, 1 << 16).1)
+            && let echoed = po.read_from(from, 1 << 16).1
+            && (crate::shell::continues(&echoed)
+                || (slot.kind == ShellKind::Fish
+                    && crate::shell::fish_continues(&echoed, po.emulated_screen().as_ref())))
         {
-            return Err(ToolError::new(
-                what,
-                "the shell is waiting for the rest of a command line (a continuation prompt: an open quote, a trailing backslash or an unfinished construct in what was typed before): the command would become part of it",
-                "Finish that line with send_text, or drop it with send_keys keys=[\"C-c\"], then run again; force=true types the command anyway",
-            ));
+            return Err(continuation(what));
+        }
+        if !force && shell.is_none() && conn.shells.wrapped_continues(&po) {
+            return Err(continuation(what));
         }
         if !force && row.alternate_on {
             return Err(ToolError::new(
@@ -812,6 +814,15 @@ impl TmuxMcp {
         }
         Ok(Json(result))
     }
+}
+
+/// The refusal of a run at a continuation prompt.
+fn continuation(what: String) -> ToolError {
+    ToolError::new(
+        what,
+        "the shell is waiting for the rest of a command line (a continuation prompt: an open quote, a trailing backslash or an unfinished construct in what was typed before): the command would become part of it",
+        "Finish that line with send_text, or drop it with send_keys keys=[\"C-c\"], then run again; force=true types the command anyway",
+    )
 }
 
 /// Whether a wrapped run's `tracker` (typed at `from`) finds its end mark
