@@ -200,6 +200,17 @@ fn lock(
 }
 
 impl PaneActors {
+    /// Forgets `pane` (it is gone).
+    pub(crate) fn forget(&self, pane: PaneId) {
+        lock(&self.panes).remove(&pane);
+    }
+
+    /// How many panes have a record.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.panes).len()
+    }
+
     /// Remembers that `actor` created `pane` now.
     pub(crate) fn created(&self, pane: PaneId, actor: Arc<str>) {
         let mut panes = lock(&self.panes);

@@ -112,10 +112,8 @@ pub(crate) struct Conn {
     pub(crate) home: (SessionId, WindowId, PaneId),
     /// The server's socket, as the server itself reports it.
     pub(crate) socket_path: Option<PathBuf>,
-    inputs: Mutex<HashMap<PaneId, u64>>,
-    /// Panes where this server typed text without Enter that no key since
-    /// submitted or cleared: a `run` there would join it.
-    pub(crate) unsubmitted: Mutex<std::collections::HashSet<PaneId>>,
+    /// The input sent to each terminal.
+    pub(crate) terminals: crate::terminal::Terminals,
     /// Runs started by the `run` tool, by run id.
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
     /// The terminals whose shells run with shell integration.
@@ -351,6 +349,14 @@ impl Backend {
                     *remote.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 }
                 let conn = Arc::new(conn);
+                // Everything the connection knows about a pane goes when
+                // tmux says the pane is gone.
+                let weak = Arc::downgrade(&conn);
+                conn.journals.when_gone(Box::new(move |pane| {
+                    if let Some(conn) = weak.upgrade() {
+                        conn.forget(pane);
+                    }
+                }));
                 *slot = Some(conn.clone());
                 self.generation.send_modify(|g| *g += 1);
                 Ok(conn)
@@ -647,8 +653,7 @@ impl Backend {
             tmux,
             home,
             socket_path,
-            inputs: Mutex::new(HashMap::new()),
-            unsubmitted: Mutex::new(std::collections::HashSet::new()),
+            terminals: crate::terminal::Terminals::default(),
             runs: Mutex::new(HashMap::new()),
             shells,
             journals,
@@ -882,30 +887,46 @@ impl Conn {
 
     /// Remembers the output offset just before input was sent to `pane`.
     pub(crate) fn note_input(&self, pane: PaneId, offset: u64) {
-        self.inputs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(pane, offset);
+        self.terminals.update(pane, |i| i.last_at = Some(offset));
     }
 
     /// Notes whether text this server typed into `pane` waits on its input
     /// line unsubmitted (`true`), or the line was submitted or cleared.
     pub(crate) fn note_unsubmitted(&self, pane: PaneId, pending: bool) {
-        let mut panes = self.unsubmitted.lock().unwrap_or_else(|e| e.into_inner());
-        if pending {
-            panes.insert(pane);
-        } else {
-            panes.remove(&pane);
-        }
+        self.terminals.update(pane, |i| i.unsubmitted = pending);
+    }
+
+    /// Whether text this server typed into `pane` waits unsubmitted.
+    pub(crate) fn unsubmitted(&self, pane: PaneId) -> bool {
+        self.terminals.input(pane).unsubmitted
     }
 
     /// The output offset just before the last input this server sent to `pane`.
     pub(crate) fn last_input(&self, pane: PaneId) -> Option<u64> {
-        self.inputs
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(&pane)
-            .copied()
+        self.terminals.input(pane).last_at
+    }
+
+    /// Forgets everything this connection knows about `pane`, which tmux
+    /// says is gone: its input, shell, regions and actors (its durable log
+    /// is removed by its own task, which calls this). Runs typed into it
+    /// stay, by run id, for the calls that resume them.
+    pub(crate) fn forget(&self, pane: PaneId) {
+        self.terminals.forget(pane);
+        self.shells.gone(pane);
+        self.actors.forget(pane);
+    }
+
+    /// How many records this connection holds about panes, by concern:
+    /// input, shells, regions, actors, durable logs.
+    #[cfg(test)]
+    pub(crate) fn records(&self) -> [usize; 5] {
+        [
+            self.terminals.len(),
+            self.shells.len(),
+            self.shells.regions.len(),
+            self.actors.len(),
+            self.journals.len(),
+        ]
     }
 
     /// The `list-panes` row of one pane.

@@ -1031,7 +1031,15 @@ pub(crate) struct Journals {
     /// (`None` on a remote host, or when tmux did not say).
     server: Option<u32>,
     panes: Mutex<HashMap<PaneId, (Arc<Journal>, PaneOutput)>>,
+    /// Called with a pane once it is gone and its log removed: everything
+    /// else known about it is forgotten there ([`Journals::when_gone`]).
+    gone: std::sync::OnceLock<GoneHook>,
+    /// How many gone panes were forgotten so far.
+    forgotten: tokio::sync::watch::Sender<u64>,
 }
+
+/// What [`Journals::when_gone`] sets.
+type GoneHook = Box<dyn Fn(PaneId) + Send + Sync>;
 
 impl Journals {
     /// Logs under `root` (`STATE_DIR/logs`), each bounded to `max_bytes` on
@@ -1044,7 +1052,27 @@ impl Journals {
             max_bytes,
             server,
             panes: Mutex::new(HashMap::new()),
+            gone: std::sync::OnceLock::new(),
+            forgotten: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// Has `hook` called with each pane once it is gone and its log is
+    /// removed (the connection forgets the pane there). Set once.
+    pub(crate) fn when_gone(&self, hook: GoneHook) {
+        let _ = self.gone.set(hook);
+    }
+
+    /// Completes once `count` gone panes have been forgotten in all.
+    #[cfg(test)]
+    pub(crate) async fn forgotten(&self, count: u64) {
+        let _ = self.forgotten.subscribe().wait_for(|n| *n >= count).await;
+    }
+
+    /// How many panes have a log.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.panes().len()
     }
 
     /// Removes the logs of panes that ended while no tmux-mcp watched them:
@@ -1292,6 +1320,10 @@ async fn feed(
     if matches!(po.ended(), Some(PaneEnd::Gone)) {
         journal.remove_files();
         journals.panes().remove(&pane);
+        if let Some(hook) = journals.gone.get() {
+            hook(pane);
+        }
+        journals.forgotten.send_modify(|n| *n += 1);
     }
 }
 

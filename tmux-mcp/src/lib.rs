@@ -46,6 +46,7 @@ mod shell;
 pub mod stdio;
 mod subscriptions;
 mod tasks;
+mod terminal;
 pub mod text;
 pub mod tools;
 pub mod toolsets;

@@ -167,6 +167,17 @@ impl Regions {
             list.clear();
         }
     }
+
+    /// Forgets a pane that is gone, numbering and all.
+    pub(crate) fn remove(&self, pane: PaneId) {
+        self.panes().remove(&pane);
+    }
+
+    /// How many panes have regions.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.panes().len()
+    }
 }
 
 #[cfg(test)]

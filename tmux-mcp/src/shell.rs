@@ -578,6 +578,21 @@ impl Shells {
         Some((kind, shell_nonce()))
     }
 
+    /// Forgets a pane that is gone: its shell and its regions.
+    pub(crate) fn gone(&self, pane: PaneId) {
+        self.slots().remove(&pane);
+        self.wrapped().remove(&pane);
+        self.regions.remove(pane);
+    }
+
+    /// How many panes have a shell or a wrapped run's record here.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        let slots: std::collections::HashSet<PaneId> = self.slots().keys().copied().collect();
+        let wrapped = self.wrapped().keys().filter(|p| !slots.contains(p)).count();
+        slots.len() + wrapped
+    }
+
     /// Forgets a pane whose program was replaced (respawned), here and in
     /// the pane's option.
     pub(crate) async fn forget(&self, tmux: &Tmux, pane: PaneId) {

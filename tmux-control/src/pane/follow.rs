@@ -17,12 +17,12 @@ use std::sync::{Arc, Mutex, Weak};
 use tokio::sync::OnceCell;
 
 use super::PaneOutput;
-use super::log::PaneLog;
+use super::log::{CloseHandler, PaneLog};
 use super::state;
 use crate::command::ListPanes;
 use crate::connection::Tmux;
 use crate::connection::{PaneSink, Watcher, WeakTmux};
-use crate::error::{Error, Result};
+use crate::error::{Closed, Error, Result};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::proto::{Notification, layout_pane_sizes};
 
@@ -190,6 +190,32 @@ impl Follower {
     }
 }
 
+impl CloseHandler for Follower {
+    /// An observer connection carrying `log` closed: the pane is gone if
+    /// tmux no longer lists it (its session was killed, or ended with its
+    /// last window), and the closed observer is dropped.
+    fn connection_closed(&self, log: Arc<PaneLog>, why: Arc<Closed>) {
+        let (Some(tmux), me) = (self.conn.upgrade(), self.me.clone()) else {
+            log.end(super::PaneEnd::ConnectionClosed(why));
+            return;
+        };
+        tokio::spawn(async move {
+            let gone = match tmux.run(ListPanes::all()).await {
+                Ok(rows) => !rows.iter().any(|r| r.id == log.pane()),
+                Err(_) => false,
+            };
+            log.end(if gone {
+                super::PaneEnd::Gone
+            } else {
+                super::PaneEnd::ConnectionClosed(why)
+            });
+            if let Some(me) = me.upgrade() {
+                me.observers.lock().await.retain(|_, o| !o.is_closed());
+            }
+        });
+    }
+}
+
 impl Watcher for Follower {
     fn notification(&self, n: &Notification) {
         use Notification as N;
@@ -293,8 +319,15 @@ impl Tmux {
         }
         let place = self.resolve(pane).await?;
         let (session, window) = (place.session, place.window);
-        let conn = Follower::of(self)?.connection_for(self, session).await?;
+        let follower = Follower::of(self)?;
+        let conn = follower.connection_for(self, session).await?;
         let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
+        if !Arc::ptr_eq(&follower, &Follower::of(&conn)?) {
+            // Through an observer, which closes when its session ends: this
+            // connection tells whether the pane went with it.
+            let handler: Weak<dyn CloseHandler> = follower.me.clone();
+            log.on_close(handler);
+        }
         #[cfg(feature = "emulator")]
         if log.emulator().is_none() {
             super::emulated::seed(&log, &conn).await?;

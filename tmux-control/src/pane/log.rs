@@ -4,7 +4,7 @@
 //! without ever blocking the writer for longer than a copy.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, Weak};
 
 use bytes::Bytes;
 use tokio::sync::watch;
@@ -102,11 +102,21 @@ pub(super) type ScreenKey = (u64, u64, bool);
 /// The most loss markers a log remembers.
 const MAX_LOSSES: usize = 1024;
 
+/// Decides how a log ends when the connection carrying its output closes
+/// (set for a pane followed through an observer connection, whose close
+/// can mean that the pane's session is gone).
+pub(super) trait CloseHandler: Send + Sync {
+    /// The connection carrying `log`'s output closed, for `why`.
+    fn connection_closed(&self, log: Arc<PaneLog>, why: Arc<Closed>);
+}
+
 /// The shared log of one followed pane. The connection task appends; any
 /// number of readers read from it without ever blocking the writer.
-#[derive(Debug)]
 pub(crate) struct PaneLog {
     pane: PaneId,
+    me: Weak<PaneLog>,
+    /// Told instead of ending the log when its connection closes.
+    on_close: OnceLock<Weak<dyn CloseHandler>>,
     inner: Mutex<LogInner>,
     /// Bumped on every change; readers wait on it.
     pub(super) changed: watch::Sender<u64>,
@@ -141,8 +151,10 @@ impl PaneLog {
             ..PaneState::default()
         };
         let (state_tx, _) = watch::channel(initial.clone());
-        Arc::new(Self {
+        Arc::new_cyclic(|me| Self {
             pane,
+            me: me.clone(),
+            on_close: OnceLock::new(),
             inner: Mutex::new(LogInner {
                 ring: vec![0; capacity.max(1024)].into_boxed_slice(),
                 start: 0,
@@ -159,6 +171,11 @@ impl PaneLog {
             #[cfg(feature = "emulator")]
             emulator: Mutex::new(None),
         })
+    }
+
+    /// Has `handler` decide how the log ends when its connection closes.
+    pub(super) fn on_close(&self, handler: Weak<dyn CloseHandler>) {
+        let _ = self.on_close.set(handler);
     }
 
     #[cfg(feature = "emulator")]
@@ -357,6 +374,15 @@ pub(super) enum ReadAt {
     Ended,
 }
 
+impl std::fmt::Debug for PaneLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PaneLog")
+            .field("pane", &self.pane)
+            .field("inner", &self.inner)
+            .finish_non_exhaustive()
+    }
+}
+
 impl PaneSink for PaneLog {
     fn output(&self, data: &[u8]) {
         self.append(data);
@@ -367,7 +393,11 @@ impl PaneSink for PaneLog {
     }
 
     fn closed(&self, why: &Arc<Closed>) {
-        self.end(PaneEnd::ConnectionClosed(why.clone()));
+        let handler = self.on_close.get().and_then(Weak::upgrade);
+        match (handler, self.me.upgrade()) {
+            (Some(handler), Some(me)) => handler.connection_closed(me, why.clone()),
+            _ => self.end(PaneEnd::ConnectionClosed(why.clone())),
+        }
     }
 }
 

@@ -275,3 +275,26 @@ async fn kept_panes_stay_followed_without_a_handle_until_they_are_gone() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pane_in_another_session_ends_when_its_session_is_killed() {
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let tmux = Tmux::connect(iso.server()).await.unwrap();
+        for name in ["gone-1", "gone-2"] {
+            let there = tmux
+                .spawn(NewSession::new().session_name(name).command("exec cat"))
+                .await
+                .unwrap();
+            let mut changes = there.output.state_changes();
+            tmux.run(tmux_control::command::KillSession::new(name))
+                .await
+                .unwrap();
+            // Its output ends (it is gone), and it is no longer followed.
+            while changes.next().await.is_some() {}
+            assert_eq!(there.output.ended(), Some(tmux_control::PaneEnd::Gone));
+        }
+        assert!(tmux.followed().await.is_empty());
+    })
+    .await;
+}

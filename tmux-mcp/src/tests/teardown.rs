@@ -84,3 +84,30 @@ async fn teardown_refuses_the_callers_own_terminal_and_the_home_session() {
         .await);
     assert!(list.sessions.is_empty(), "{list:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_terminal_leaves_no_record_behind() {
+    let f = fixture();
+    let keep = shell(&f, "keep").await;
+    super::run(&f, &keep, "echo kept").await;
+    let conn = f.mcp.conn().await.unwrap();
+    let before = conn.records();
+    for i in 1..=20u64 {
+        let name = format!("gone{i}");
+        let pane = shell(&f, &name).await;
+        super::run(&f, &pane, "echo x").await;
+        ok(f.mcp
+            .kill_session(Parameters(KillArgs { target: name }))
+            .await);
+        // Forgotten once tmux says the pane is gone (a bounded wait).
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            conn.journals.forgotten(i),
+        )
+        .await
+        .unwrap();
+    }
+    // Input, shells, regions, actors and logs: only the kept terminal's.
+    assert_eq!(conn.records(), before);
+    assert!(before.iter().all(|&n| n <= 1), "{before:?}");
+}

@@ -267,13 +267,7 @@ impl TmuxMcp {
             shell = conn.shells.get(&conn.tmux, &po).await;
         }
         check_typable(&row, false, &what)?;
-        if !force
-            && conn
-                .unsubmitted
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .contains(&r.pane)
-        {
+        if !force && conn.unsubmitted(r.pane) {
             return Err(ToolError::new(
                 what,
                 "text typed with send_text or paste_text and no Enter is still on the shell's input line: the command would be typed after it and run joined to it",
