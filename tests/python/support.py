@@ -419,6 +419,23 @@ class SharedServer:
         self.exit_status()
 
 
+def server_pid(tm: TmuxMcp) -> int:
+    """The process id of the one `tmux-mcp` on `tm`'s state directory (a
+    path no other process names)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if argv[0] == str(tm.bin).encode() and str(tm.state).encode() in argv:
+            found.append(int(proc.name))
+    assert len(found) == 1, found
+    return found[0]
+
+
 def text_of(result: CallToolResult) -> str:
     """The text content of a tool result (the concise form a model reads)."""
     return "\n".join(block.text for block in result.content if getattr(block, "type", "") == "text")

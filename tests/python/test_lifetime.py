@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from support import TmuxMcp, connecting_call, text_of
+from support import TmuxMcp, connecting_call, server_pid, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -28,21 +28,6 @@ RSS_NOISE = 16 * MIB
 #: Descriptors may differ by a few (a log file being rotated, a pipe of
 #: tmux's being set up); before, one leaked per terminal (250 over 250).
 FD_NOISE = 4
-
-
-def server_pid(tmux_mcp: TmuxMcp) -> int:
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv[0] == str(tmux_mcp.bin).encode() and str(tmux_mcp.state).encode() in argv:
-            found.append(int(proc.name))
-    assert len(found) == 1, found
-    return found[0]
 
 
 def held(pid: int) -> tuple[int, int]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import anyio
 import mcp
 import pytest
-from support import TmuxMcp, connecting_call, text_of
+from support import TmuxMcp, connecting_call, server_pid, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -45,23 +45,6 @@ async def call(session: mcp.ClientSession, tool: str, **args) -> dict:
     result = await session.call_tool(tool, args)
     assert not result.is_error, text_of(result)
     return result.structured_content
-
-
-def server_pid(tmux_mcp: TmuxMcp) -> int:
-    """The process id of the `tmux-mcp` on this test's state directory (a
-    path no other process names)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if argv[0] == str(tmux_mcp.bin).encode() and str(tmux_mcp.state).encode() in argv:
-            found.append(int(proc.name))
-    assert len(found) == 1, found
-    return found[0]
 
 
 def status_kib(pid: int, field: str) -> int:

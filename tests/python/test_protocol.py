@@ -6,11 +6,13 @@ the actor named in `initialize`'s `_meta` is the session's actor."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import subprocess
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 from support import HANDSHAKE_PROTOCOL, HttpServer, TmuxMcp
@@ -19,6 +21,26 @@ from test_stdio import JsonLines
 LIMIT = 60
 
 ACCEPT = "application/json, text/event-stream"
+
+
+@contextlib.contextmanager
+def raw_stdio(tmux_mcp: TmuxMcp, *args: str) -> Iterator[JsonLines]:
+    """A stdio server on the fixture's private tmux server, driven line by
+    line; killed at the end."""
+    proc = subprocess.Popen(  # acts on the fixture's private tmux socket (--socket-path)
+        tmux_mcp.command(*args),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=tmux_mcp.env(),
+        cwd=str(tmux_mcp.home),
+    )
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        yield JsonLines(proc.stdin, proc.stdout)
+    finally:
+        proc.kill()
+        proc.wait()
 
 
 def initialize(meta: dict | None = None) -> dict[str, Any]:
@@ -200,41 +222,18 @@ def test_two_requests_in_flight_with_one_id_are_both_answered_over_http(tmux_mcp
 
 def test_two_requests_in_flight_with_one_id_are_both_answered_over_stdio(tmux_mcp: TmuxMcp) -> None:
     deadline = time.monotonic() + LIMIT
-    proc = subprocess.Popen(  # acts on the fixture's private tmux socket (--socket-path)
-        tmux_mcp.command(),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=tmux_mcp.env(),
-        cwd=str(tmux_mcp.home),
-    )
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        client = JsonLines(proc.stdin, proc.stdout)
+    with raw_stdio(tmux_mcp) as client:
         client.handshake(deadline)
         pane = client.call(2, "create_terminal", deadline)["result"]["structuredContent"]["pane"]
         # Both lines at once: the second is read while the first runs.
         client.send(run_body(9, pane, "sleep 1; echo first"))
         client.send(run_body(9, pane, "echo second"))
         assert_one_ran_and_one_was_refused([client.answer(9, deadline), client.answer(9, deadline)])
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def test_the_actor_named_in_initialize_is_the_sessions(tmux_mcp: TmuxMcp) -> None:
     deadline = time.monotonic() + LIMIT
-    proc = subprocess.Popen(  # acts on the fixture's private tmux socket (--socket-path)
-        tmux_mcp.command("--audit-log", str(tmux_mcp.audit)),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        env=tmux_mcp.env(),
-        cwd=str(tmux_mcp.home),
-    )
-    try:
-        assert proc.stdin is not None and proc.stdout is not None
-        client = JsonLines(proc.stdin, proc.stdout)
+    with raw_stdio(tmux_mcp, "--audit-log", str(tmux_mcp.audit)) as client:
         client.send(initialize({"tmux-mcp/actor": "agent-from-init"}))
         assert "result" in client.answer(1, deadline), client.seen
         client.send({"method": "notifications/initialized"})
@@ -243,7 +242,4 @@ def test_the_actor_named_in_initialize_is_the_sessions(tmux_mcp: TmuxMcp) -> Non
         listed = client.call(3, "list_terminals", deadline)["result"]["structuredContent"]
         [terminal] = [p for s in listed["sessions"] for w in s["windows"] for p in w["panes"] if p["id"] == pane]
         assert terminal["actors"]["created_by"] == "agent-from-init", terminal
-    finally:
-        proc.kill()
-        proc.wait()
     assert {r["actor"] for r in tmux_mcp.audit_records()} == {"agent-from-init"}
