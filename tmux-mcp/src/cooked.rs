@@ -1,5 +1,5 @@
 //! Cooking a pane's output into the lines a human saw: the model behind the
-//! durable log (`journal.rs` in this crate).
+//! durable log (`journal/` in this crate).
 //!
 //! The bytes are parsed with `vte` (the parser Alacritty uses) and played
 //! onto a small screen model: the lines still on the screen form a tail the
