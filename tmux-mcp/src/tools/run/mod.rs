@@ -383,11 +383,7 @@ impl TmuxMcp {
         let (line, tracker) = match &shell {
             Some(slot) => (command.to_owned(), slot.tracker.clone()),
             None => (
-                wrapper_line(
-                    command,
-                    &run_id,
-                    ShellKind::of(&row.current_command) == Some(ShellKind::Fish),
-                ),
+                wrapper_line(command, &run_id, read_by_fish(&row, conn.remote)),
                 ShellTracker::new(&run_id, po.end_offset()),
             ),
         };
@@ -460,21 +456,45 @@ impl TmuxMcp {
                 .map(|(id, s)| (id.clone(), s.clone()))?
         };
         if state.shell.is_none() {
-            // The shell printed the end mark (fish goes on to it after an
-            // interrupt): not in progress; the call that resumes the run
-            // reads its end the same way.
-            if marked_end(&state.tracker, po, state.typed_at) {
+            // Ended (`Some(false)`): the shell printed the end mark (fish
+            // goes on to it after an interrupt), and the call that resumes
+            // the run reads its end the same way. Back (`Some(true)`): the
+            // shell reads the terminal again at its prompt without the end
+            // mark (local panes: the kernel's evidence): interrupted.
+            let settled = || {
+                if marked_end(&state.tracker, po, state.typed_at) {
+                    Some(false)
+                } else {
+                    let back = state
+                        .program
+                        .as_ref()
+                        .is_some_and(|p| !p.replaced() && p.reads_terminal())
+                        && conn.shells.at_prompt(po, state.typed_at);
+                    back.then_some(true)
+                }
+            };
+            let mut verdict = settled();
+            if verdict.is_none() {
+                // Just interrupted, the shell may not have drawn its prompt
+                // yet: look again as its output comes, and once more at the
+                // deadline (INTERRUPT_SETTLE, a true timer: the kernel says
+                // the shell reads the terminal only after its prompt).
+                let mut stream = po.stream_from(po.end_offset());
+                let settle = async {
+                    while stream.next().await.is_some() {
+                        if settled().is_some() {
+                            return;
+                        }
+                    }
+                };
+                let _ = tokio::time::timeout(INTERRUPT_SETTLE, settle).await;
+                verdict = settled();
+            }
+            if verdict == Some(false) {
                 return None;
             }
-            // The wrapped form has no end mark after an interrupt: the run
-            // is over when its shell reads the terminal again at its
-            // prompt (local panes: the kernel's evidence).
-            let back = state
-                .program
-                .as_ref()
-                .is_some_and(|p| !p.replaced() && p.reads_terminal())
-                && conn.shells.at_prompt(po, state.typed_at);
-            if back {
+            let back_now = verdict == Some(true);
+            if back_now {
                 if let Some(run) = conn
                     .runs
                     .lock()
@@ -807,6 +827,35 @@ impl TmuxMcp {
             ));
         }
         Ok(Json(result))
+    }
+}
+
+/// Whether the line typed now is read by fish: tmux names fish as the
+/// pane's program, or (a local pane) its first process is fish, or is the
+/// default shell's `-c` launcher of a command line that starts fish (tmux
+/// starts a command through the default shell, and under load it may not
+/// have run fish yet: the line typed is read by fish all the same).
+fn read_by_fish(row: &tmux_control::command::PaneInfo, remote: bool) -> bool {
+    let fish = |word: &[u8]| {
+        std::str::from_utf8(word)
+            .ok()
+            .and_then(ShellKind::of)
+            .is_some_and(|k| k == ShellKind::Fish)
+    };
+    if fish(row.current_command.as_bytes()) {
+        return true;
+    }
+    let Some(cmdline) = row.pid.filter(|_| !remote).and_then(crate::probe::cmdline) else {
+        return false;
+    };
+    let mut args = cmdline.split(|&b| b == 0);
+    match (args.next(), args.next(), args.next()) {
+        (Some(first), _, _) if fish(first) => true,
+        (Some(_), Some(b"-c"), Some(line)) => line
+            .split(u8::is_ascii_whitespace)
+            .find(|w| !w.is_empty())
+            .is_some_and(fish),
+        _ => false,
     }
 }
 
