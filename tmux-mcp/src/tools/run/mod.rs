@@ -461,8 +461,14 @@ impl TmuxMcp {
             // the run reads its end the same way. Back (`Some(true)`): the
             // shell reads the terminal again at its prompt without the end
             // mark (local panes: the kernel's evidence): interrupted.
+            // Behind a lock only to be shared by the checks below (one task).
+            let end = std::sync::Mutex::new(EndMark::new(&state.tracker, state.typed_at));
             let settled = || {
-                if marked_end(&state.tracker, po, state.typed_at) {
+                let ended = end
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .seen(po);
+                if ended {
                     Some(false)
                 } else {
                     let back = state
@@ -868,23 +874,38 @@ fn continuation(what: String) -> ToolError {
     )
 }
 
-/// Whether a wrapped run's `tracker` (typed at `from`) finds its end mark
-/// in the pane's output since.
-fn marked_end(tracker: &ShellTracker, po: &PaneOutput, from: u64) -> bool {
-    let mut tracker = tracker.clone();
-    let mut at = from;
-    loop {
-        let (start, bytes) = po.read_from(at, 1 << 20);
-        if bytes.is_empty() {
-            return false;
+/// Reads a wrapped run's marks in the pane's output since it was typed,
+/// each call going on from where the last one stopped.
+struct EndMark {
+    tracker: ShellTracker,
+    at: u64,
+    seen: bool,
+}
+
+impl EndMark {
+    /// For a run whose marks `tracker` reads, typed at `from`.
+    fn new(tracker: &ShellTracker, from: u64) -> Self {
+        Self {
+            tracker: tracker.clone(),
+            at: from,
+            seen: false,
         }
-        let events = tracker.feed(start, &bytes);
-        if events
-            .iter()
-            .any(|e| matches!(e, tmux_control::ShellEvent::Finished(_)))
-        {
-            return true;
+    }
+
+    /// Whether the run's end mark is in the output so far.
+    fn seen(&mut self, po: &PaneOutput) -> bool {
+        while !self.seen {
+            let (start, bytes) = po.read_from(self.at, 1 << 20);
+            if bytes.is_empty() {
+                break;
+            }
+            self.at = start + bytes.len() as u64;
+            self.seen = self
+                .tracker
+                .feed(start, &bytes)
+                .iter()
+                .any(|e| matches!(e, tmux_control::ShellEvent::Finished(_)));
         }
-        at = start + bytes.len() as u64;
+        self.seen
     }
 }
