@@ -1,14 +1,16 @@
-//! The arguments and the reply of `run`, and the reply's text form.
+//! The arguments and the reply of `run` (every reply built by
+//! [`RunResult::new`]), and the reply's text form.
 
 use std::fmt::Write as _;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use tmux_control::PaneId;
 
 use crate::actors::Sharing;
 use crate::reply::Summary;
 use crate::shape::{Highlight, LossReport, describe_losses};
-use crate::tools::Omitted;
+use crate::tools::{Excerpt, Omitted};
 
 /// Arguments of `run`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
@@ -114,6 +116,57 @@ pub struct RunResult {
     /// When this call typed the command: other actors (MCP clients) using this pane, if any (who typed into it last, and whom this call waited for).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing: Option<Sharing>,
+}
+
+impl RunResult {
+    /// The reply of run `run_id` (empty: none was started) in `pane`, typed
+    /// in `mode`, with `status`, the cursor of the latest output and the
+    /// time since it was typed (or since the call began to wait): no exit
+    /// status, output, prompt nor sharing yet. Every reply of `run` is
+    /// built here; each way a run ends then sets what it knows.
+    pub(super) fn new(
+        pane: PaneId,
+        run_id: &str,
+        status: RunStatus,
+        mode: RunMode,
+        cursor: u64,
+        elapsed_ms: u64,
+    ) -> Self {
+        Self {
+            pane: pane.to_string(),
+            run_id: run_id.to_owned(),
+            status,
+            exit_status: None,
+            pipestatus: None,
+            mode,
+            cwd: None,
+            output: None,
+            highlights: Vec::new(),
+            losses: Vec::new(),
+            output_text: String::new(),
+            output_bytes: 0,
+            omitted: None,
+            missed_bytes: 0,
+            output_cursor: None,
+            cursor,
+            elapsed_ms,
+            prompt: None,
+            echo: None,
+            sharing: None,
+        }
+    }
+
+    /// Sets the output fields from `e`, the excerpt of the command's
+    /// output.
+    pub(super) fn set_output(&mut self, e: Excerpt) {
+        self.output = e.structured();
+        self.output_text = e.text;
+        self.output_bytes = e.raw_bytes;
+        self.omitted = e.omitted;
+        self.missed_bytes = e.missed_bytes;
+        self.highlights = e.highlights;
+        self.losses = e.losses;
+    }
 }
 
 impl Summary for RunResult {
