@@ -77,6 +77,32 @@ async def test_overwrites_edits_and_pastes_are_cooked_to_what_was_seen(tmux_mcp:
                 assert word in texts, texts
 
 
+async def test_read_output_and_read_log_read_the_same_lines(tmux_mcp: TmuxMcp) -> None:
+    """One line model: the output read by cursor and the durable log show the
+    same lines for a progress bar and a readline edit with cursor motion."""
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env=BASH) as (session, _):
+            pane = await terminal(session, "same")
+            await call(session, "run", target=pane, command=r"printf 'get  10%%\rget  50%%\rget 100%%\n'")
+            # Type "echo helo wrld", three to the left, insert "o", then
+            # Home and End (cursor motion both ways) before Enter.
+            await call(session, "send_text", target=pane, text="echo helo wrld")
+            await call(session, "send_keys", target=pane, keys=["Left", "Left", "Left"])
+            await call(session, "send_text", target=pane, text="o")
+            await call(session, "send_keys", target=pane, keys=["Home", "End"])
+            await call(session, "send_keys", target=pane, keys=["Enter"])
+            await call(session, "wait_for_output", target=pane, pattern="^helo world$", timeout_secs=10)
+            await at_prompt(session, pane)
+            read = await call(session, "read_output", target=pane, cursor=0)
+            assert read["text"], read
+            shown = read["text"].rstrip("\n").split("\n")
+            logged = await log_texts(session, pane)
+            # The log keeps the prompt the shell waits at as its last line.
+            assert shown == logged[: len(shown)] and len(logged) - len(shown) <= 1, (shown, logged)
+            assert "get 100%" in shown and not any("10%" in t for t in shown if "printf" not in t), shown
+            assert sum(1 for t in shown if t.endswith("echo helo world")) == 1, shown
+
+
 async def test_a_full_screen_program_is_one_entry(tmux_mcp: TmuxMcp) -> None:
     vim = shutil.which("vim") or shutil.which("vi")
     if vim is None:

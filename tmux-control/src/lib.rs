@@ -107,11 +107,10 @@ pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 #[cfg(feature = "emulator")]
 pub use pane::EmulatedScreen;
+pub use pane::shell;
 pub use pane::{
-    Expect, FinishedCommand, Launch, Loss, LossReason, Mark, MarkScanner, Marks, Match,
-    NONCE_VARIABLE, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState, PaneStateChanges,
-    PaneStream, Pattern, Resolved, Screen, ShellEvent, ShellIntegration, ShellKind, ShellMark,
-    ShellPhase, ShellTracker, Spawned, Typed, WaitError, shell_nonce,
+    Expect, Loss, LossReason, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
+    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, Spawned, Typed, WaitError,
 };
 pub use server::{IsolatedServer, Server};
 pub use text::PlainText;

@@ -184,7 +184,7 @@ impl Server {
             Some(remote) => {
                 let words: Vec<String> = std::iter::once(remote.clone())
                     .chain(tmux.iter().map(|a| a.to_string_lossy().into_owned()))
-                    .map(|w| shell_quote(&w))
+                    .map(|w| crate::pane::shell::quote(&w).into_owned())
                     .collect();
                 cmd.arg(words.join(" "));
             }
@@ -204,18 +204,6 @@ impl Server {
     pub(crate) fn program_name(&self) -> String {
         self.program.to_string_lossy().into_owned()
     }
-}
-
-/// Quotes a word for a POSIX shell.
-fn shell_quote(word: &str) -> String {
-    if !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_=./:@%+,".contains(&b))
-    {
-        return word.to_owned();
-    }
-    format!("'{}'", word.replace('\'', "'\\''"))
 }
 
 static ISOLATED_COUNTER: AtomicU64 = AtomicU64::new(0);

@@ -83,6 +83,11 @@ enum Cell {
     Wide(char),
     /// The right half of a double-width character.
     Cont,
+    /// A tab written where the line had no text yet: shown as a tab, as
+    /// tmux's captures show it since 3.6 (a table keeps its columns).
+    Tab,
+    /// A cell a [`Cell::Tab`] moved over.
+    TabPad,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -110,7 +115,8 @@ impl Row {
             match cell {
                 Cell::Blank => s.push(' '),
                 Cell::Char(c) | Cell::Wide(c) => s.push(*c),
-                Cell::Cont => {}
+                Cell::Tab => s.push('\t'),
+                Cell::Cont | Cell::TabPad => {}
             }
             while let Some((_, m)) = marks.next_if(|(at, _)| *at == i) {
                 s.push(*m);
@@ -135,6 +141,20 @@ impl Row {
         }
         if self.cells.len() <= col {
             self.cells.resize(col + 1, Cell::Blank);
+        }
+        // Writing over a tab's cells breaks the tab into blanks.
+        if matches!(self.cells[col], Cell::Tab | Cell::TabPad) {
+            let mut from = col;
+            while from > 0 && self.cells[from] == Cell::TabPad {
+                from -= 1;
+            }
+            let mut to = col + 1;
+            while self.cells.get(to) == Some(&Cell::TabPad) {
+                to += 1;
+            }
+            for cell in &mut self.cells[from..to] {
+                *cell = Cell::Blank;
+            }
         }
         // Overwriting half of a wide character blanks the other half (not
         // when writing the right half of a new one).
@@ -521,8 +541,14 @@ impl Perform for Screen {
                 let (start, _) = self.row_bounds();
                 let from = start + x;
                 let len = self.row().cells.len();
-                for col in from.max(len)..start + to {
-                    self.row().set(col, Cell::Blank);
+                let first = from.max(len);
+                for col in first..start + to {
+                    let cell = if col == first {
+                        Cell::Tab
+                    } else {
+                        Cell::TabPad
+                    };
+                    self.row().set(col, cell);
                 }
                 self.col = start + to;
                 self.wrap_pending = false;
@@ -648,6 +674,59 @@ impl Perform for Screen {
             self.commit();
         }
     }
+}
+
+/// Cooks `raw`, a pane's output from offset 0, whole: every line in order,
+/// those that became final and those still on the screen, a full-screen
+/// program that is still running as one entry, and a blank last line where
+/// the cursor waits after a final line feed (so that the texts joined with
+/// LF end with LF exactly when the output leaves the cursor on a new line).
+/// `size` is the pane's width and height (80×24 when not known).
+///
+/// This is the line model of the whole server: the durable log feeds a
+/// [`Cooker`] as output comes, and every reply that shows output as text
+/// (`run`, `read_output`, the waits, regions) cooks its bytes here, so the
+/// same bytes read the same way everywhere.
+///
+/// ```
+/// use tmux_control_mcp::cooked::cook_all;
+///
+/// let lines = cook_all(b"get 10%\rget 100%\r\n$ echo helo\x08\x08llo\r\n", None);
+/// let texts: Vec<_> = lines.iter().map(|l| l.text.as_str()).collect();
+/// assert_eq!(texts, ["get 100%", "$ echo hello", ""]);
+/// assert_eq!(lines[1].at, 17);
+/// ```
+pub fn cook_all(raw: &[u8], size: Option<(u16, u16)>) -> Vec<Cooked> {
+    let mut cooker = Cooker::new(0);
+    if let Some((width, height)) = size {
+        cooker.resize(width, height);
+    }
+    let mut lines = cooker.feed(0, raw);
+    let screen = &cooker.screen;
+    let rows = screen.rows.iter().map(|row| Cooked {
+        at: row.at,
+        text: row.text(),
+        kind: LineKind::Text,
+    });
+    match screen.alt {
+        None => lines.extend(rows),
+        Some(at) => {
+            // Its rows are the normal screen's, under the program's: the
+            // cursor's blank row is not output.
+            let keep =
+                screen.rows.len() - usize::from(screen.rows.back().is_some_and(Row::is_blank));
+            lines.extend(rows.take(keep));
+            let bytes = (raw.len() as u64).saturating_sub(at);
+            lines.push(Cooked {
+                at,
+                text: format!(
+                    "[full-screen program: {bytes} bytes of output so far, not kept as lines]"
+                ),
+                kind: LineKind::Screen,
+            });
+        }
+    }
+    lines
 }
 
 /// Cooks one pane's output, piece by piece: see the module docs.
@@ -929,7 +1008,11 @@ mod tests {
 
     #[test]
     fn wide_characters_tabs_and_marks() {
-        assert_eq!(cook_all(&[b"a\tb\r\n"]), ["a       b"]);
+        // A tab into empty cells stays a tab; text written over it breaks
+        // it into blanks.
+        assert_eq!(cook_all(&[b"a\tb\r\n"]), ["a\tb"]);
+        assert_eq!(cook_all(&[b"abc\rX\tY\r\n"]), ["Xbc\tY"]);
+        assert_eq!(cook_all(&[b"a\tb\rxxxx\r\n"]), ["xxxx    b"]);
         assert_eq!(cook_all(&["日本語\u{8}\u{8}x\r\n".as_bytes()]), ["日本x"]);
         assert_eq!(cook_all(&["e\u{301}!\r\n".as_bytes()]), ["e\u{301}!"]);
         assert_eq!(

@@ -3,7 +3,7 @@
 //!
 //! The command is typed into the pane's shell between two OSC 133 marks
 //! that carry a fresh nonce, in the same form the library's shell hooks
-//! use, so one [`ShellTracker`](tmux_control::ShellTracker) reads both:
+//! use, so one [`ShellTracker`](tmux_control::shell::ShellTracker) reads both:
 //!
 //! ```text
 //!  printf '\033]133;C;nonce=N\007'; eval 'COMMAND'; printf '\033]133;D;%s;nonce=N\007' "$?"
@@ -39,7 +39,7 @@ pub fn wrapper_line(command: &str, nonce: &str, fish: bool) -> String {
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
-    use tmux_control::{ShellEvent, ShellTracker};
+    use tmux_control::shell::{ShellEvent, ShellTracker};
 
     const N: &str = "0123456789abcdef";
 

@@ -41,7 +41,7 @@ pub(crate) fn probe(pid: u32, tty: &Path) -> Evidence {
     let shell = match (foreground, command.as_deref()) {
         (Some(g), Some(name))
             if tmux_control::PaneState::is_posix_shell(name)
-                || tmux_control::ShellKind::of(name).is_some() =>
+                || tmux_control::shell::ShellKind::of(name).is_some() =>
         {
             g
         }

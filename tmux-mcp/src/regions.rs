@@ -11,7 +11,8 @@
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
 
-use tmux_control::{FinishedCommand, PaneId};
+use tmux_control::PaneId;
+use tmux_control::shell::FinishedCommand;
 
 /// Regions kept per pane.
 pub(crate) const KEEP: usize = 1000;

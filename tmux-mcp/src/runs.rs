@@ -4,7 +4,8 @@
 
 use std::time::Instant;
 
-use tmux_control::{PaneId, ShellKind, ShellTracker};
+use tmux_control::PaneId;
+use tmux_control::shell::{ShellKind, ShellTracker};
 
 /// A run in progress, kept between calls so that a run that outlives one
 /// call can be resumed by the next.

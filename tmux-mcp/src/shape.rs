@@ -78,7 +78,8 @@ struct Visible<'a> {
 /// Cooks, redacts (the whole output at once) and shapes `raw`, the output
 /// from cursor `at`, to fit a reply of `budget` bytes. `open_end`: more
 /// output may follow (a secret cut off at the end is masked). `pane` names
-/// the pane in the directions to read the rest.
+/// the pane in the directions to read the rest; `size` is its width and
+/// height, for the line model ([`crate::cooked::cook_all`]).
 pub(crate) fn shape(
     redactor: &Redactor,
     raw: &[u8],
@@ -86,8 +87,9 @@ pub(crate) fn shape(
     budget: usize,
     open_end: bool,
     pane: &str,
+    size: Option<(u16, u16)>,
 ) -> Shaped {
-    let cooked = cook_lines(raw);
+    let cooked = cook_lines(raw, size);
     let texts: Vec<&str> = cooked.iter().map(|l| l.text.as_str()).collect();
     let redacted = redactor.redact_lines_marked(&texts, open_end);
     let visible: Vec<Visible<'_>> = cooked
@@ -455,7 +457,7 @@ mod tests {
 
     #[test]
     fn small_output_is_whole_and_goes_in_both_forms() {
-        let s = shape(&red(), b"a\r\nb\r\n", 100, 8192, false, "%1");
+        let s = shape(&red(), b"a\r\nb\r\n", 100, 8192, false, "%1", None);
         assert_eq!(s.text, "a\nb\n");
         assert!(s.small && s.complete);
         assert_eq!(s.lines, 2);
@@ -465,7 +467,7 @@ mod tests {
     #[test]
     fn medium_output_is_whole_in_the_text_with_failures_first() {
         let raw = lines_output(150, 70);
-        let s = shape(&red(), &raw, 0, 8192, false, "%1");
+        let s = shape(&red(), &raw, 0, 8192, false, "%1", None);
         assert!(!s.small && s.complete, "{}", s.text);
         assert!(s.text.starts_with("Lines that look like failures"));
         assert_eq!(s.highlights.len(), 1);
@@ -477,7 +479,7 @@ mod tests {
     fn large_output_leads_with_failures_then_head_and_tail_then_how_to_read_the_rest() {
         let raw = lines_output(2000, 1017);
         let at = 5000;
-        let s = shape(&red(), &raw, at, 8192, false, "%4");
+        let s = shape(&red(), &raw, at, 8192, false, "%4", None);
         assert!(!s.small && !s.complete);
         let structured = serde_json::to_string(&s.highlights).unwrap().len();
         assert!(json_len(&s.text) + REPLY_OVERHEAD + structured <= 8192);
@@ -528,7 +530,7 @@ mod tests {
             raw.extend_from_slice(format!("error: case {i} {}\r\n", "x".repeat(300)).as_bytes());
         }
         for budget in [2048, 8192, 40_000] {
-            let s = shape(&red(), &raw, 0, budget, false, "%1");
+            let s = shape(&red(), &raw, 0, budget, false, "%1", None);
             let structured = serde_json::to_string(&s.highlights).unwrap().len();
             assert!(
                 json_len(&s.text) + structured + REPLY_OVERHEAD <= budget.max(2 * REPLY_OVERHEAD),
@@ -543,7 +545,7 @@ mod tests {
     #[test]
     fn one_huge_line_is_cut_at_both_ends() {
         let raw = vec![b'x'; 200_000];
-        let s = shape(&red(), &raw, 0, 8192, true, "%1");
+        let s = shape(&red(), &raw, 0, 8192, true, "%1", None);
         assert!(!s.complete);
         assert!(json_len(&s.text) <= 8192 - REPLY_OVERHEAD);
         assert!(s.text.contains("xxx…\n"), "{}", &s.text[..200]);
@@ -560,12 +562,12 @@ mod tests {
             );
         }
         raw.extend_from_slice(b"-----END RSA PRIVATE KEY-----\r\nerror: key leaked\r\n");
-        let s = shape(&red(), &raw, 0, 8192, false, "%1");
+        let s = shape(&red(), &raw, 0, 8192, false, "%1", None);
         assert!(!s.text.contains("MIIE"), "{}", s.text);
         assert!(s.small, "the masked block's lines are left out: {}", s.text);
         assert_eq!(s.text, "[REDACTED:private-key]\nerror: key leaked\n");
         // A token at the open end of output so far.
-        let s = shape(&red(), b"token: ghp_0123", 0, 8192, true, "%1");
+        let s = shape(&red(), b"token: ghp_0123", 0, 8192, true, "%1", None);
         assert_eq!(s.text, "token: [REDACTED:github-token]");
     }
 

@@ -1,5 +1,5 @@
 //! Shell integration in tmux-mcp's terminals: which panes run a shell with
-//! the library's hooks ([`tmux_control::ShellIntegration`]), and where each
+//! the library's hooks ([`tmux_control::shell::ShellIntegration`]), and where each
 //! such shell stands, read from its marks.
 //!
 //! A new terminal without a command whose shell is bash, zsh or fish is
@@ -26,10 +26,11 @@ use std::time::Duration;
 
 use crate::regions::{Region, Regions};
 use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption};
-use tmux_control::{
-    EmulatedScreen, FinishedCommand, Launch, PaneChunk, PaneId, PaneOutput, ShellEvent,
-    ShellIntegration, ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
+use tmux_control::shell::{
+    FinishedCommand, Launch, ShellEvent, ShellIntegration, ShellKind, ShellPhase, ShellTracker,
+    shell_nonce,
 };
+use tmux_control::{EmulatedScreen, PaneChunk, PaneId, PaneOutput, Tmux};
 
 /// The pane option that marks an integrated shell.
 const OPTION: &str = "@tmux-mcp-shell";
@@ -563,7 +564,7 @@ impl Shells {
     /// shell is integrated and tmux-mcp started it (not the default-command
     /// launcher, which announces a new shell itself), the kind and a fresh
     /// nonce for the new shell. The respawn hands the nonce on in
-    /// [`tmux_control::NONCE_VARIABLE`] and then [`Shells::adopt`]s it, so
+    /// [`tmux_control::shell::NONCE_VARIABLE`] and then [`Shells::adopt`]s it, so
     /// the respawned shell is integrated as the first one was.
     pub(crate) async fn relaunch(
         &self,

@@ -147,8 +147,8 @@ impl Tasks {
     ) -> Task {
         let id = format!(
             "{}{}",
-            tmux_control::shell_nonce(),
-            tmux_control::shell_nonce()
+            tmux_control::shell::shell_nonce(),
+            tmux_control::shell::shell_nonce()
         );
         let now = current_timestamp();
         let ttl_ms = u64::try_from(self.ttl.as_millis()).unwrap_or(u64::MAX);

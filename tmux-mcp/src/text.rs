@@ -1,21 +1,32 @@
 //! Turning raw pane output into text for the model, and keeping replies
 //! within their size budget.
 
-use tmux_control::PlainText;
+use tmux_control::PaneOutput;
 
-/// Cooks raw terminal output into plain text: escape sequences removed
-/// (the library's [`PlainText`]), CR LF turned into LF, a carriage return
-/// followed by more text replaces the line so far (progress bars keep their
-/// last state), and backspace removes the previous character.
-pub fn cook(raw: &[u8]) -> String {
-    let mut cooker = Cooker::default();
-    let mut out: Vec<u8> = Vec::with_capacity(raw.len());
-    cooker.feed(raw, |line| {
-        out.extend_from_slice(line);
-        out.push(b'\n');
-    });
-    out.extend_from_slice(&cooker.line);
-    String::from_utf8_lossy(&out).into_owned()
+use crate::cooked::cook_all;
+
+/// The pane's width and height for cooking its output, when known (from
+/// its emulated screen, with no tmux round trip).
+pub fn pane_size(po: &PaneOutput) -> Option<(u16, u16)> {
+    po.emulated_size().map(|(w, h)| {
+        (
+            u16::try_from(w).unwrap_or(u16::MAX),
+            u16::try_from(h).unwrap_or(u16::MAX),
+        )
+    })
+}
+
+/// Cooks raw terminal output into plain text with the server's one line
+/// model ([`cook_all`]): escape sequences played on a screen, so a progress
+/// bar keeps its last state, a readline edit shows the edited line, and a
+/// full-screen program is one line saying so. Lines are joined with LF.
+/// `size` is the pane's width and height, when known.
+pub fn cook(raw: &[u8], size: Option<(u16, u16)>) -> String {
+    cook_all(raw, size)
+        .into_iter()
+        .map(|line| line.text)
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// One line of cooked output and where its raw bytes are.
@@ -23,97 +34,35 @@ pub fn cook(raw: &[u8]) -> String {
 pub struct CookedLine {
     /// Index in the raw bytes of the line's first byte.
     pub start: usize,
-    /// Index just after the line's last raw byte (its LF included).
+    /// Index just after the line's last raw byte: where the next line
+    /// starts (its LF included).
     pub end: usize,
     /// The cooked text, without the LF.
     pub text: String,
 }
 
 /// Cooks raw output like [`cook`], line by line, keeping where each line's
-/// raw bytes are (to give cursors for lines). The last line is the
-/// unterminated rest (possibly empty).
-pub fn cook_lines(raw: &[u8]) -> Vec<CookedLine> {
-    let mut cooker = Cooker::default();
-    let mut lines = Vec::new();
-    let mut line_start = 0;
-    let mut at = 0;
-    while at < raw.len() {
-        // Feed up to and including the next LF: a line can only end there.
-        let piece_end = memchr_lf(&raw[at..]).map_or(raw.len(), |p| at + p + 1);
-        let mut ended = None;
-        cooker.feed(&raw[at..piece_end], |line| {
-            ended = Some(String::from_utf8_lossy(line).into_owned());
-        });
-        if let Some(text) = ended {
-            lines.push(CookedLine {
-                start: line_start,
-                end: piece_end,
-                text,
-            });
-            line_start = piece_end;
-        }
-        at = piece_end;
-    }
-    lines.push(CookedLine {
-        start: line_start,
-        end: raw.len(),
-        text: String::from_utf8_lossy(&cooker.line).into_owned(),
-    });
-    lines
-}
-
-fn memchr_lf(raw: &[u8]) -> Option<usize> {
-    raw.iter().position(|&b| b == b'\n')
-}
-
-/// The state of [`cook`] between pieces of raw output.
-#[derive(Debug, Default)]
-struct Cooker {
-    plain: PlainText,
-    line: Vec<u8>,
-    pending_cr: bool,
-    staged: Vec<u8>,
-}
-
-impl Cooker {
-    /// Cooks `raw`, calling `done` with each completed line (without LF).
-    fn feed(&mut self, raw: &[u8], mut done: impl FnMut(&[u8])) {
-        let mut rest = raw;
-        while !rest.is_empty() {
-            let cut = rest
-                .iter()
-                .position(|&b| b == b'\r' || b == 0x08)
-                .unwrap_or(rest.len());
-            self.staged.clear();
-            self.plain.feed(&rest[..cut], &mut self.staged);
-            for &b in &self.staged {
-                if b == b'\n' {
-                    done(&self.line);
-                    self.line.clear();
-                    self.pending_cr = false;
-                } else {
-                    if self.pending_cr {
-                        self.line.clear();
-                        self.pending_cr = false;
-                    }
-                    self.line.push(b);
-                }
+/// raw bytes are (to give cursors for lines). After a final line feed the
+/// last line is the empty one the cursor waits on.
+pub fn cook_lines(raw: &[u8], size: Option<(u16, u16)>) -> Vec<CookedLine> {
+    let cooked = cook_all(raw, size);
+    let starts: Vec<usize> = cooked
+        .iter()
+        .map(|line| usize::try_from(line.at).unwrap_or(raw.len()).min(raw.len()))
+        .collect();
+    cooked
+        .into_iter()
+        .enumerate()
+        .map(|(i, line)| {
+            let start = starts[i];
+            let end = starts.get(i + 1).map_or(raw.len(), |&next| next.max(start));
+            CookedLine {
+                start,
+                end,
+                text: line.text,
             }
-            match rest.get(cut) {
-                Some(b'\r') => self.pending_cr = true,
-                Some(_) => {
-                    // Backspace: drop one UTF-8 character.
-                    while let Some(b) = self.line.pop() {
-                        if b & 0xc0 != 0x80 {
-                            break;
-                        }
-                    }
-                }
-                None => {}
-            }
-            rest = &rest[(cut + 1).min(rest.len())..];
-        }
-    }
+        })
+        .collect()
 }
 
 /// How many bytes `text` takes as a JSON string's contents (serde_json
@@ -284,29 +233,6 @@ pub fn trim_trailing_blank(lines: &mut Vec<String>) {
     }
 }
 
-/// Quotes `word` for a POSIX shell when it needs quoting.
-pub fn shell_quote(word: &str) -> String {
-    let safe = !word.is_empty()
-        && word
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"-_./=:@%+,".contains(&b));
-    if safe {
-        word.to_owned()
-    } else {
-        format!("'{}'", word.replace('\'', r"'\''"))
-    }
-}
-
-/// Words quoted for a POSIX shell (as [`shell_quote`] does) and joined
-/// with spaces: a command line a person can paste.
-pub fn shell_words(words: &[String]) -> String {
-    words
-        .iter()
-        .map(|w| shell_quote(w))
-        .collect::<Vec<_>>()
-        .join(" ")
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -314,19 +240,22 @@ mod tests {
 
     #[test]
     fn cooks_terminal_output() {
-        assert_eq!(cook(b"a\r\nb\r\n"), "a\nb\n");
-        assert_eq!(cook(b" 10%\r 50%\r100%\r\ndone"), "100%\ndone");
-        assert_eq!(cook(b"\x1b[1;31mred\x1b[0m\r\n"), "red\n");
-        assert_eq!(cook(b"abc\x08\x08X"), "aX");
-        assert_eq!(cook("caf\u{e9}\x08e".as_bytes()), "cafe");
-        assert_eq!(cook(b"\x1b]0;title\x07x"), "x");
-        assert_eq!(cook(b"keep\r"), "keep");
+        assert_eq!(cook(b"a\r\nb\r\n", None), "a\nb\n");
+        assert_eq!(cook(b" 10%\r 50%\r100%\r\ndone", None), "100%\ndone");
+        assert_eq!(cook(b"\x1b[1;31mred\x1b[0m\r\n", None), "red\n");
+        // Backspace moves the cursor, as on a screen: what follows
+        // overwrites, and readline's erase is a blank or an erase-line.
+        assert_eq!(cook(b"abc\x08\x08X", None), "aXc");
+        assert_eq!(cook(b"abc\x08 \x08\x08\x1b[K", None), "a");
+        assert_eq!(cook("caf\u{e9}\x08e".as_bytes(), None), "cafe");
+        assert_eq!(cook(b"\x1b]0;title\x07x", None), "x");
+        assert_eq!(cook(b"keep\r", None), "keep");
     }
 
     #[test]
     fn cooks_lines_with_their_raw_ranges() {
         let raw = b"a\r\nb 10%\rb 99%\r\n\x1b]0;t\nitle\x07c\r\nend";
-        let lines = cook_lines(raw);
+        let lines = cook_lines(raw, None);
         let texts: Vec<&str> = lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(texts, ["a", "b 99%", "c", "end"]);
         // A LF inside an escape sequence ends no line.
@@ -334,10 +263,31 @@ mod tests {
         assert_eq!((lines[1].start, lines[1].end), (3, 16));
         assert_eq!((lines[2].start, lines[2].end), (16, 30));
         assert_eq!((lines[3].start, lines[3].end), (30, raw.len()));
-        assert_eq!(cook_lines(b"x\n").last().map(|l| l.text.as_str()), Some(""));
+        assert_eq!(
+            cook_lines(b"x\r\n", None).last().map(|l| l.text.as_str()),
+            Some("")
+        );
         // The same text as cook.
         let joined: Vec<String> = lines.iter().map(|l| l.text.clone()).collect();
-        assert_eq!(joined.join("\n"), cook(raw));
+        assert_eq!(joined.join("\n"), cook(raw, None));
+    }
+
+    #[test]
+    fn the_same_lines_as_the_durable_log() {
+        use crate::cooked::Cooker;
+        // A progress bar redrawn with CR, a readline edit with cursor
+        // motion (left twice, insert, erase to the end), and a wrapped line.
+        let raw = "get  10%\rget  55%\rget 100%\r\n$ echo helo wrld\x1b[3D\x1b[1@o\x1b[C\x1b[C\x1b[C\x1b[C\r\nhelo world\r\n".as_bytes();
+        let mut log = Cooker::new(0);
+        log.resize(40, 10);
+        let mut logged = log.feed(0, raw);
+        logged.extend(log.finish());
+        let read = cook_lines(raw, Some((40, 10)));
+        let logged: Vec<&str> = logged.iter().map(|l| l.text.as_str()).collect();
+        let read: Vec<&str> = read.iter().map(|l| l.text.as_str()).collect();
+        assert_eq!(logged, ["get 100%", "$ echo helo world", "helo world"]);
+        assert_eq!(read[..3], logged[..]);
+        assert_eq!(read[3..], [""]);
     }
 
     #[test]
@@ -426,13 +376,5 @@ mod tests {
         assert_eq!((dropped, text.as_str()), (1, "bb\ncc"));
         let (dropped, text) = keep_last_lines(&["0123456789".into()], 4);
         assert_eq!((dropped, text.as_str()), (0, "6789"));
-    }
-
-    #[test]
-    fn quotes_for_the_shell() {
-        assert_eq!(shell_quote("work-1"), "work-1");
-        assert_eq!(shell_quote("a b"), "'a b'");
-        assert_eq!(shell_quote("it's;$x"), r"'it'\''s;$x'");
-        assert_eq!(shell_quote(""), "''");
     }
 }

@@ -46,6 +46,31 @@ impl PaneOutput {
         slot.as_ref().map(|e| e.screen(tabs))
     }
 
+    /// The pane's width and height as its emulator knows them (feature
+    /// `emulator`): from tmux when it was seeded, and from every resize
+    /// since, with no tmux round trip and without feeding the emulator the
+    /// output it has not read yet; `None` while there is no emulator in
+    /// sync (see [`PaneOutput::emulated_screen`]).
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{IsolatedServer, Pattern, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let started = tmux.spawn(NewWindow::new().command("printf ready; exec sleep 60")).await?;
+    /// let out = &started.output;
+    /// out.expect_from(Pattern::literal("ready"), started.start).wait(Duration::from_secs(10)).await?;
+    /// let (width, height) = out.emulated_size().expect("in sync");
+    /// assert!(width > 0 && height > 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn emulated_size(&self) -> Option<(u32, u32)> {
+        self.log.emulator().as_ref().map(|e| e.size())
+    }
+
     /// Seeds the emulator again from tmux's screen (`capture-pane -e` and
     /// the cursor, size, modes and scroll region, and on the alternate
     /// screen the normal screen it hides, in one pipelined round trip), taken at a moment when the pane wrote nothing and was not

@@ -56,7 +56,7 @@ impl ShellMark {
     /// [`ShellIntegration`] put in.
     ///
     /// ```
-    /// use tmux_control::MarkScanner;
+    /// use tmux_control::shell::MarkScanner;
     /// let marks = MarkScanner::new(0).feed(0, b"\x1b]133;D;1;nonce=ab;pipestatus=1,0\x07");
     /// assert_eq!(marks[0].mark.param("nonce"), Some("ab"));
     /// assert_eq!(marks[0].mark.param("pipestatus"), Some("1,0"));
@@ -98,7 +98,7 @@ const MAX_SEQUENCE: usize = 4096;
 /// keeping only an unfinished sequence between chunks.
 ///
 /// ```
-/// use tmux_control::{MarkScanner, ShellMark};
+/// use tmux_control::shell::{MarkScanner, ShellMark};
 /// let mut scanner = MarkScanner::new(0);
 /// // A mark, then the start of another one that the next chunk completes.
 /// let first = scanner.feed(0, b"$ ls\r\n\x1b]133;C\x07a b\r\n\x1b]13");

@@ -32,7 +32,7 @@ mod log;
 mod marks;
 mod resolve;
 mod screen;
-mod shell;
+pub mod shell;
 mod spawn;
 mod state;
 mod stream;
@@ -53,19 +53,15 @@ pub use emulator::EmulatedScreen;
 pub use expect::{Expect, Match, Pattern, WaitError};
 pub use input::Typed;
 pub use log::{Loss, LossReason, PaneChunk, PaneEnd};
-pub use marks::{Mark, MarkScanner, Marks, ShellMark};
 pub use resolve::Resolved;
 pub use screen::Screen;
-pub use shell::{
-    FinishedCommand, Launch, NONCE_VARIABLE, ShellEvent, ShellIntegration, ShellKind, ShellPhase,
-    ShellTracker, shell_nonce,
-};
 pub use spawn::Spawned;
 pub use state::{PaneExit, PaneState};
 pub use stream::PaneStream;
 
 use crate::ids::PaneId;
 use log::PaneLog;
+use marks::Marks;
 
 /// How long [`PaneOutput::wait_exit`] waits for the exit status of a pane
 /// that tmux already reports dead (a true timer: a grace period).
@@ -222,7 +218,8 @@ impl PaneOutput {
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use tmux_control::command::NewWindow;
-    /// use tmux_control::{IsolatedServer, ShellMark, Tmux};
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// use tmux_control::shell::ShellMark;
     /// let server = IsolatedServer::new()?;
     /// let tmux = Tmux::connect(server.server()).await?;
     /// let started = tmux

@@ -7,10 +7,10 @@
 use std::time::Duration;
 
 use tmux_control::command::{Key, NewPane, NewWindow, SendKeys};
-use tmux_control::{
-    FinishedCommand, IsolatedServer, PaneChunk, PaneOutput, ShellEvent, ShellIntegration,
-    ShellKind, ShellPhase, ShellTracker, Tmux, shell_nonce,
+use tmux_control::shell::{
+    FinishedCommand, ShellEvent, ShellIntegration, ShellKind, ShellPhase, ShellTracker, shell_nonce,
 };
+use tmux_control::{IsolatedServer, PaneChunk, PaneOutput, Tmux};
 
 use crate::common::bounded;
 

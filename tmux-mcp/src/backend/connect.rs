@@ -15,7 +15,7 @@ use crate::guard;
 use crate::journal::Journals;
 use crate::reply::ToolError;
 use crate::shell::Shells;
-use crate::text::shell_words;
+use tmux_control::shell;
 
 use super::reach::remote_detail;
 use super::{Backend, Conn, HOME_SESSION};
@@ -215,7 +215,7 @@ impl Backend {
             format!("Connecting to host {}", self.host()),
             format!(
                 "the exec: command attached its tmux client to session {name:?}, not {HOME_SESSION}: it does not hand on the arguments tmux-mcp appends ({} -u -C new-session -A -s {HOME_SESSION} …)",
-                shell_words(&self.socket_words())
+                shell::join(self.socket_words())
             ),
             "",
         ))

@@ -280,7 +280,7 @@ impl Backend {
 mod tests {
     use super::conn::normalize_target;
     use super::*;
-    use crate::text::shell_quote;
+    use tmux_control::shell;
 
     #[test]
     fn targets_are_made_exact() {
@@ -352,7 +352,7 @@ mod tests {
         assert!(b.is_remote());
         let expected = format!(
             "ssh -t -p 2222 -i '/k/my key' me@box {}",
-            shell_quote("tmux -L tmux-mcp attach -t 'a b'")
+            shell::quote("tmux -L tmux-mcp attach -t 'a b'")
         );
         assert_eq!(b.attach_command("a b"), expected);
         assert!(

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::config::{HostKind, HostSpec, SocketChoice};
 use crate::reply::ToolError;
-use crate::text::{shell_quote, shell_words};
+use tmux_control::shell;
 
 use super::{Backend, HOME_SESSION};
 
@@ -53,13 +53,13 @@ impl Backend {
 
     /// The tmux command that selects this server on its machine.
     fn tmux_prefix(&self) -> String {
-        let program = shell_quote(&self.program);
+        let program = shell::quote(&self.program);
         match &self.choice {
-            SocketChoice::Named(name) => format!("{program} -L {}", shell_quote(name)),
+            SocketChoice::Named(name) => format!("{program} -L {}", shell::quote(name)),
             SocketChoice::Path(path) => {
-                format!("{program} -S {}", shell_quote(&path.display().to_string()))
+                format!("{program} -S {}", shell::quote(&path.display().to_string()))
             }
-            SocketChoice::Default => program,
+            SocketChoice::Default => program.into_owned(),
         }
     }
 
@@ -68,7 +68,7 @@ impl Backend {
     fn ssh_prefix(spec: &HostSpec) -> Option<String> {
         let mut words = vec!["ssh".to_owned(), "-t".to_owned()];
         words.extend(spec.ssh_args()?);
-        Some(shell_words(&words))
+        Some(shell::join(&words))
     }
 
     /// `tmux -L tmux-mcp`, `tmux -S /path` or `tmux`: the start of a
@@ -82,9 +82,9 @@ impl Backend {
             return self.tmux_prefix();
         };
         if let Some(ssh) = Self::ssh_prefix(&r.spec) {
-            return format!("{ssh} {}", shell_quote(&self.tmux_prefix()));
+            return format!("{ssh} {}", shell::quote(&self.tmux_prefix()));
         }
-        shell_words(&self.through_words(&r.spec, true).unwrap_or_default())
+        shell::join(self.through_words(&r.spec, true).unwrap_or_default())
     }
 
     /// The command a human runs to watch session `name`: over `ssh -t` for
@@ -98,13 +98,13 @@ impl Backend {
         let local = format!(
             "{} attach -t {}",
             self.tmux_prefix(),
-            shell_quote(session_name)
+            shell::quote(session_name)
         );
         let Some(r) = &self.remote else {
             return local;
         };
         if let Some(ssh) = Self::ssh_prefix(&r.spec) {
-            return format!("{ssh} {}", shell_quote(&local));
+            return format!("{ssh} {}", shell::quote(&local));
         }
         let mut words = self.through_words(&r.spec, true).unwrap_or_default();
         words.extend([
@@ -112,7 +112,7 @@ impl Backend {
             "-t".to_owned(),
             session_name.to_owned(),
         ]);
-        shell_words(&words)
+        shell::join(&words)
     }
 
     /// A description like `tmux -L tmux-mcp`, or for a remote host
@@ -126,13 +126,13 @@ impl Backend {
             Some(args) => format!(
                 "host {}: ssh {} {}",
                 r.spec.name,
-                shell_words(&args),
+                shell::join(&args),
                 self.tmux_prefix()
             ),
             None => format!(
                 "host {}: {}",
                 r.spec.name,
-                shell_words(&self.through_words(&r.spec, false).unwrap_or_default())
+                shell::join(self.through_words(&r.spec, false).unwrap_or_default())
             ),
         }
     }
@@ -153,7 +153,7 @@ impl Backend {
             let version = |words: Option<Vec<String>>| {
                 let mut words = words.unwrap_or_default();
                 words.push("-V".to_owned());
-                shell_words(&words)
+                shell::join(&words)
             };
             match &r.spec.kind {
                 HostKind::Ssh { .. } => format!(
@@ -172,7 +172,7 @@ impl Backend {
                 HostKind::Exec { argv } => format!(
                     "Check that `{}` prints tmux's version: an exec: command stands for tmux, and tmux-mcp runs it with `{} -u -C new-session -A -s {HOME_SESSION} …` appended, so it must hand its arguments on (as `sh -c 'exec tmux \"$@\"' sh` does)",
                     version(Some(argv.clone())),
-                    shell_words(&self.socket_words())
+                    shell::join(self.socket_words())
                 ),
             }
         });

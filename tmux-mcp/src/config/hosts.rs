@@ -1,7 +1,7 @@
 //! Remote hosts: `--host` specs (ssh, `docker:`, `podman:`, `kubectl:`, `exec:`) and their parsing.
 
 use super::{Cli, ConfigError};
-use crate::text::shell_words;
+use tmux_control::shell;
 
 /// The name tools use for the machine tmux-mcp runs on (the `host`
 /// argument left out means the same).
@@ -134,7 +134,7 @@ impl HostSpec {
             } => {
                 let mut words = options.clone();
                 words.push(destination.clone());
-                shell_words(&words)
+                shell::join(&words)
             }
             HostKind::Container { container, .. } => container.clone(),
             HostKind::Kubectl {
@@ -152,7 +152,7 @@ impl HostSpec {
                 }
                 s
             }
-            HostKind::Exec { argv } => shell_words(argv),
+            HostKind::Exec { argv } => shell::join(argv),
         }
     }
 

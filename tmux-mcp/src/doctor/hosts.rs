@@ -5,7 +5,7 @@ use serde_json::Value;
 use super::command::{command_output, find_program};
 use super::report::{Check, Status};
 use crate::config::{Config, DEFAULT_SOCKET_NAME, HostKind, HostSpec, SocketChoice};
-use crate::text::shell_words;
+use tmux_control::shell;
 
 /// One check per configured host (`--host`), by its kind; none starts a
 /// tmux server there:
@@ -79,7 +79,7 @@ fn host_check(host: &HostSpec, remote_tmux: &str, socket: &str) -> Check {
                     Status::Ok,
                     format!(
                         "{name}: an exec: host; tmux-mcp runs `{} …`, which must hand its arguments on to tmux (the doctor does not run it: it could do anything; {program} is {})",
-                        shell_words(&words),
+                        shell::join(&words),
                         path.display()
                     ),
                 ),
@@ -127,7 +127,7 @@ fn run_host_check(
     hint: String,
     install: &str,
 ) -> Check {
-    let quoted = shell_words(words);
+    let quoted = shell::join(words);
     let Some((program, args)) = words.split_first() else {
         return Check::new("host", Status::Fail, format!("{name}: nothing to run"));
     };

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-use tmux_control::{ShellKind, Version};
+use tmux_control::Version;
+use tmux_control::shell::ShellKind;
 
 use super::command::version_output;
 use super::report::{Check, Status};

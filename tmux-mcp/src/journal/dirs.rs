@@ -111,7 +111,7 @@ pub(super) async fn log_id(tmux: &Tmux, pane: PaneId) -> String {
     {
         return id.to_owned();
     }
-    let id = format!("{}-{}", pane.0, tmux_control::shell_nonce());
+    let id = format!("{}-{}", pane.0, tmux_control::shell::shell_nonce());
     if let Err(e) = tmux
         .run(SetOption::new(OptionScope::Pane, OPTION, id.clone()).target(pane))
         .await

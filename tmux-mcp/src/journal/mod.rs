@@ -49,7 +49,7 @@ use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput, Tmux};
 
 use crate::cooked::{Cooked, Cooker, LineKind};
 use crate::regions::{Region, Regions};
-use crate::text::cook;
+use crate::text::{cook, pane_size};
 
 mod dirs;
 mod disk;
@@ -254,7 +254,7 @@ impl Journal {
             let command = r.command.clone().or_else(|| {
                 let (from, to) = r.input?;
                 let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
-                (at == from).then(|| cook(&raw).trim().to_owned())
+                (at == from).then(|| cook(&raw, pane_size(po)).trim().to_owned())
             });
             let (lines, dropped) = region_span(&inner, &r);
             let stored = StoredRegion {

@@ -89,7 +89,7 @@ async fn names_are_checked_and_targets_are_exact() {
     assert!(
         created
             .attach_command
-            .ends_with(&format!("attach -t {}", crate::text::shell_quote(weird)))
+            .ends_with(&format!("attach -t {}", tmux_control::shell::quote(weird)))
     );
     let info = ok(f
         .mcp

@@ -23,7 +23,7 @@ use crate::guard::Relation;
 use crate::reply::ToolError;
 use crate::server::TmuxMcp;
 use crate::shape::{Highlight, LossReport, loss_reports, shape};
-use crate::text::{cook_lines, keep_last_lines, trim_trailing_blank};
+use crate::text::{cook_lines, keep_last_lines, pane_size, trim_trailing_blank};
 
 /// What the self-kill guard is asked about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -287,6 +287,7 @@ impl TmuxMcp {
             budget,
             open_end,
             &po.pane().to_string(),
+            pane_size(po),
         );
         Excerpt {
             text: shaped.text,
@@ -320,7 +321,7 @@ impl TmuxMcp {
         let (at, mut raw) = po.read_from(look, want);
         raw.truncate(usize::try_from(end.saturating_sub(at)).unwrap_or(usize::MAX));
         let open_end = at + raw.len() as u64 >= po.end_offset();
-        let cooked = cook_lines(&raw);
+        let cooked = cook_lines(&raw, pane_size(po));
         let texts: Vec<&str> = cooked.iter().map(|l| l.text.as_str()).collect();
         let mut shown: Vec<String> = self
             .inner

@@ -3,6 +3,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
+use super::quote::quote;
 use super::scripts::{BASH_HOOKS, FISH_HOOKS, ZSH_HOOKS, ZSHENV};
 use super::{NONCE_VARIABLE, ShellKind};
 use crate::command::{OptionScope, SetOption};
@@ -29,11 +30,11 @@ fn valid_nonce(nonce: &str) -> bool {
 ///   containers, where no local path is valid.
 ///
 /// ```
-/// use tmux_control::{ShellIntegration, ShellKind};
+/// use tmux_control::shell::{ShellIntegration, ShellKind};
 /// let dir = std::env::temp_dir().join(format!("hooks-doc-{}", std::process::id()));
 /// let hooks = ShellIntegration::install(&dir)?;
 /// let launch = hooks.launch(ShellKind::Bash, "/bin/bash", "00ff")?;
-/// assert!(launch.command.starts_with("exec '/bin/bash' --rcfile "));
+/// assert!(launch.command.starts_with("exec /bin/bash --rcfile "));
 /// assert_eq!(launch.env, [("TMUX_CONTROL_SHELL_NONCE".to_owned(), "00ff".to_owned())]);
 /// assert!(hooks.source_line(ShellKind::Zsh, "00ff")?.starts_with(" . "));
 /// # std::fs::remove_dir_all(&dir)?;
@@ -107,7 +108,7 @@ impl ShellIntegration {
     /// [`publish`](Self::publish) on each connection whose shells use it.
     ///
     /// ```
-    /// use tmux_control::{ShellIntegration, ShellKind};
+    /// use tmux_control::shell::{ShellIntegration, ShellKind};
     /// let hooks = ShellIntegration::through_tmux("tmux");
     /// assert!(hooks.dir().is_none());
     /// let fish = hooks.launch(ShellKind::Fish, "fish", "0a")?;
@@ -127,7 +128,7 @@ impl ShellIntegration {
     ///
     /// ```no_run
     /// # async fn demo(tmux: &tmux_control::Tmux) -> tmux_control::Result<()> {
-    /// tmux_control::ShellIntegration::through_tmux("tmux").publish(tmux).await?;
+    /// tmux_control::shell::ShellIntegration::through_tmux("tmux").publish(tmux).await?;
     /// # Ok(()) }
     /// ```
     pub async fn publish(&self, tmux: &Tmux) -> Result<()> {
@@ -363,7 +364,7 @@ impl ShellIntegration {
     /// starts without the hooks.
     ///
     /// ```
-    /// use tmux_control::ShellIntegration;
+    /// use tmux_control::shell::ShellIntegration;
     /// let hooks = ShellIntegration::through_tmux("tmux");
     /// let command = hooks.default_command("@my-shell")?;
     /// assert!(command.starts_with("exec /bin/sh -c "));
@@ -423,12 +424,6 @@ fn check_nonce(nonce: &str) -> io::Result<()> {
             format!("shell integration nonce {nonce:?} is not 1 to 64 hex digits"),
         ))
     }
-}
-
-/// Single-quotes `word` for a POSIX shell (and fish, for the paths used
-/// here: fish reads `'\''` the same way).
-fn quote(word: &str) -> String {
-    format!("'{}'", word.replace('\'', r"'\''"))
 }
 
 #[cfg(test)]

@@ -17,20 +17,27 @@
 //! written by [`ShellIntegration::install`]; nothing outside the given
 //! directory is changed, and a shell started without them is untouched.
 //!
+//! The marks themselves are read by [`MarkScanner`] (also used by wrapped
+//! commands, which print the same marks without a shell's hooks), and
+//! [`quote`] and [`join`] quote words for a shell command line.
+//!
 //! Split by concern: [`ShellKind`] and the nonce here, [`ShellIntegration`]
 //! and how shells load the hooks in `hooks`, the three hook scripts (kept
-//! in one place, as the text they write) in `scripts`, and
-//! [`ShellTracker`] in `tracker`.
+//! in one place, as the text they write) in `scripts`, [`ShellTracker`] in
+//! `tracker`, and the quoter in `quote`.
 
 use std::collections::hash_map::RandomState;
 use std::hash::{BuildHasher as _, Hasher as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod hooks;
+mod quote;
 mod scripts;
 mod tracker;
 
+pub use super::marks::{Mark, MarkScanner, Marks, ShellMark};
 pub use hooks::{Launch, ShellIntegration};
+pub use quote::{join, quote};
 pub use tracker::{FinishedCommand, ShellEvent, ShellPhase, ShellTracker};
 
 /// The shells that [`ShellIntegration`] has hooks for.
@@ -50,7 +57,7 @@ impl ShellKind {
     /// `/usr/bin/zsh`, `-fish` (a login shell) and the like.
     ///
     /// ```
-    /// use tmux_control::ShellKind;
+    /// use tmux_control::shell::ShellKind;
     /// assert_eq!(ShellKind::of("/bin/bash"), Some(ShellKind::Bash));
     /// assert_eq!(ShellKind::of("-zsh"), Some(ShellKind::Zsh));
     /// assert_eq!(ShellKind::of("dash"), None);
@@ -82,9 +89,9 @@ pub const NONCE_VARIABLE: &str = "TMUX_CONTROL_SHELL_NONCE";
 /// A fresh nonce: 16 hex digits, different in every call and process.
 ///
 /// ```
-/// let a = tmux_control::shell_nonce();
+/// let a = tmux_control::shell::shell_nonce();
 /// assert_eq!(a.len(), 16);
-/// assert_ne!(a, tmux_control::shell_nonce());
+/// assert_ne!(a, tmux_control::shell::shell_nonce());
 /// ```
 pub fn shell_nonce() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);

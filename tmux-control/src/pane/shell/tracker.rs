@@ -69,7 +69,7 @@ pub enum ShellEvent {
 /// [`PaneStream`](crate::PaneStream), from a log read back, or in a test.
 ///
 /// ```
-/// use tmux_control::{ShellEvent, ShellPhase, ShellTracker};
+/// use tmux_control::shell::{ShellEvent, ShellPhase, ShellTracker};
 /// let mut shell = ShellTracker::new("ab", 0);
 /// let out = b"\x1b]133;A;nonce=ab\x07$ \x1b]133;B;nonce=ab\x07false | true\r\n\
 ///             \x1b]133;C;nonce=ab\x07\x1b]133;D;0;nonce=ab;pipestatus=1,0\x07";

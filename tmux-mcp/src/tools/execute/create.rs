@@ -9,7 +9,8 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{NewPane, NewSession, NewWindow, SetEnvironment, Size, SplitWindow};
-use tmux_control::{NONCE_VARIABLE, PaneOutput, Pattern, ShellPhase};
+use tmux_control::shell::{NONCE_VARIABLE, ShellPhase};
+use tmux_control::{PaneOutput, Pattern};
 
 use crate::backend::{check_session_name, check_window_name};
 use crate::reply::{Json, Summary, ToolError};

@@ -94,7 +94,7 @@ impl TmuxMcp {
             Some(_) => None,
         };
         if let Some((_, nonce)) = &relaunch {
-            cmd = cmd.env(tmux_control::NONCE_VARIABLE, nonce);
+            cmd = cmd.env(tmux_control::shell::NONCE_VARIABLE, nonce);
         }
         // The new program is not the integrated shell the pane ran.
         conn.shells.forget(&conn.tmux, r.pane).await;

@@ -13,7 +13,7 @@ use tmux_control::{PaneId, PaneOutput};
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
-use crate::text::{cook, json_len, json_prefix, keep_last_lines, trim_trailing_blank};
+use crate::text::{cook, json_len, json_prefix, keep_last_lines, pane_size, trim_trailing_blank};
 use crate::tools::inspect::{matches_header, search_regex};
 
 // ---------------------------------------------------------------- capture_screen
@@ -281,11 +281,12 @@ impl TmuxMcp {
         let max = page_bytes(budget);
         let (at, raw) = po.read_from(from, max);
         let end = po.end_offset();
+        let size = pane_size(po);
         let render = |bytes: &[u8]| {
             if raw_mode {
                 String::from_utf8_lossy(bytes).into_owned()
             } else {
-                cook(bytes)
+                cook(bytes, size)
             }
         };
         // Shrink until the text fits: escapes can make text longer than its

@@ -18,7 +18,7 @@ use crate::regions::Region;
 use crate::reply::{Json, Summary, ToolError};
 use crate::server::TmuxMcp;
 use crate::shape::{Highlight, LossReport, describe_losses};
-use crate::text::cook;
+use crate::text::{cook, pane_size};
 use crate::text::{json_len, json_prefix};
 use crate::tools::inspect::search_regex;
 use crate::tools::{Excerpt, Omitted};
@@ -450,7 +450,7 @@ impl TmuxMcp {
             let (from, to) = r.input?;
             let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
             (at == from)
-                .then(|| self.redact(cook(&raw).trim()))
+                .then(|| self.redact(cook(&raw, pane_size(po)).trim()))
                 .filter(|c| !c.is_empty())
         });
         let output_lost = if r.recovered {
@@ -668,7 +668,7 @@ impl TmuxMcp {
             } else {
                 let len = usize::try_from(region.output_end - region.output_start).unwrap_or(0);
                 let (_, raw) = po.read_from(region.output_start, len);
-                self.redact(&cook(&raw))
+                self.redact(&cook(&raw, pane_size(&po)))
             };
             for (n, line) in text.lines().enumerate() {
                 if re.is_match(line) {

@@ -11,7 +11,8 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::PaneInfo;
-use tmux_control::{PaneOutput, PaneState, ShellKind, ShellPhase};
+use tmux_control::shell::{ShellKind, ShellPhase};
+use tmux_control::{PaneOutput, PaneState};
 
 use crate::backend::Conn;
 use crate::probe::probe;

@@ -7,9 +7,8 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use tmux_control::{
-    PaneChunk, PaneExit, PaneOutput, PaneStream, ShellEvent, ShellPhase, ShellTracker, WaitError,
-};
+use tmux_control::shell::{ShellEvent, ShellPhase, ShellTracker};
+use tmux_control::{PaneChunk, PaneExit, PaneOutput, PaneStream, WaitError};
 
 use super::input::waiting_for_input;
 use super::{RunMode, RunResult, RunStatus, ended, ms};

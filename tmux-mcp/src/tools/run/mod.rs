@@ -5,7 +5,7 @@
 //! as it is and its end, status and pipeline statuses come from the
 //! shell's own marks; anywhere else it is typed in the wrapped form of
 //! [`crate::markers`]. Both forms are read by one
-//! `tmux_control::ShellTracker`.
+//! `tmux_control::shell::ShellTracker`.
 //!
 //! This file holds the tool and the steps of a run; each step is a file:
 //! `preflight` the checks, refusals and waits before typing (the pane's
@@ -21,7 +21,8 @@ use std::time::Duration;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use tmux_control::{FinishedCommand, PaneOutput};
+use tmux_control::PaneOutput;
+use tmux_control::shell::FinishedCommand;
 
 mod await_end;
 mod input;
@@ -155,11 +156,13 @@ impl TmuxMcp {
             .take_turn(r.pane, crate::actors::current())
             .await;
         let po = conn.follow(r.pane).await?;
-        let row = preflight::started_row(conn, &po, r.pane).await?;
         let busy = self.busy(conn, &po, r.pane).await;
         conn.shells
             .await_announcement(&conn.tmux, &po, STARTING.min(limit))
             .await;
+        // Read after the waits above: from before them, tmux's name of the
+        // foreground program can still be the command just interrupted.
+        let row = preflight::started_row(conn, &po, r.pane).await?;
         let mut shell = conn.shells.get(&conn.tmux, &po).await;
         if self.integrates(integrate, &row)
             && busy.is_none()

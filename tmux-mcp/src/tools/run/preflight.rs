@@ -7,7 +7,8 @@
 use std::time::{Duration, Instant};
 
 use tmux_control::command::PaneInfo;
-use tmux_control::{PaneId, PaneOutput, PaneState, ShellKind, ShellPhase, ShellTracker};
+use tmux_control::shell::{ShellKind, ShellPhase, ShellTracker};
+use tmux_control::{PaneId, PaneOutput, PaneState};
 
 use super::ended;
 use crate::backend::Conn;
@@ -455,7 +456,7 @@ impl EndMark {
                 .tracker
                 .feed(start, &bytes)
                 .iter()
-                .any(|e| matches!(e, tmux_control::ShellEvent::Finished(_)));
+                .any(|e| matches!(e, tmux_control::shell::ShellEvent::Finished(_)));
         }
         self.seen
     }

@@ -6,7 +6,8 @@
 use std::time::{Duration, Instant};
 
 use tmux_control::command::PaneInfo;
-use tmux_control::{PaneId, PaneOutput, ShellKind, ShellTracker, shell_nonce};
+use tmux_control::shell::{ShellKind, ShellTracker, shell_nonce};
+use tmux_control::{PaneId, PaneOutput};
 
 use super::Started;
 use crate::actors::Turn;
