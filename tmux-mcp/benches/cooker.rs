@@ -1,4 +1,4 @@
-//! The cooked log's cost: [`tmux_control_mcp::cooked::Cooker`] fed a mixed
+//! The cooked log's cost: [`tmux_control_mcp::text::cooked::Cooker`] fed a mixed
 //! terminal stream (plain lines, SGR colours, wide characters, a `\r`
 //! progress bar, readline-style cursor motion) in 64 KiB chunks at
 //! 200×50, as the log's task feeds it; MB/s, the median of 7 runs. Self-contained (no
@@ -8,7 +8,7 @@
 
 use std::time::Instant;
 
-use tmux_control_mcp::cooked::Cooker;
+use tmux_control_mcp::text::cooked::Cooker;
 
 const STREAM_BYTES: usize = 32 * 1024 * 1024;
 

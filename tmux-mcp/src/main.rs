@@ -2,7 +2,7 @@
 //!
 //! It serves MCP over stdio (standard input and output carry
 //! newline-delimited JSON-RPC), over streamable HTTP with `serve --http
-//! ADDR` (see `tmux_control_mcp::http`), or to several clients on a unix
+//! ADDR` (see `tmux_control_mcp::transport::http`), or to several clients on a unix
 //! socket (`serve --unix`, joined by `bridge`). `doctor` checks the set-up.
 //! It starts or contacts tmux only when a tool call needs it. Diagnostics go
 //! to standard error only, so they can never corrupt the protocol stream on
@@ -19,9 +19,10 @@ use std::process::ExitCode;
 use clap::Parser as _;
 use rmcp::ServiceExt as _;
 use tmux_control_mcp::config::{Command, LogLevel};
-use tmux_control_mcp::http::{HttpError, HttpOptions, HttpServer};
-use tmux_control_mcp::stdio::Shutdown;
-use tmux_control_mcp::{Cli, Config, TmuxMcp, bridge, shared, stdio};
+use tmux_control_mcp::transport::http::{HttpError, HttpOptions, HttpServer};
+use tmux_control_mcp::transport::stdio::Shutdown;
+use tmux_control_mcp::transport::{bridge, shared, stdio};
+use tmux_control_mcp::{Cli, Config, TmuxMcp};
 use tracing::level_filters::LevelFilter;
 
 /// Exit status for a configuration that cannot be used (as clap uses for
@@ -224,7 +225,7 @@ fn run_bridge(cli: &Cli, args: &tmux_control_mcp::config::BridgeArgs) -> ExitCod
     options.actor = cli
         .actor
         .as_deref()
-        .and_then(tmux_control_mcp::actors::clean);
+        .and_then(tmux_control_mcp::config::actor_name);
     options.wait = std::time::Duration::from_secs_f64(args.wait_secs);
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -267,7 +268,7 @@ fn init_logging(log_level: LogLevel) {
 
 /// Serves one MCP session over stdio until the client closes standard input
 /// or the session ends. Every line the client writes is answered, also one
-/// that is not JSON (see `tmux_control_mcp::stdio`).
+/// that is not JSON (see `tmux_control_mcp::transport::stdio`).
 fn serve_stdio(
     server: TmuxMcp,
     shutdown: Shutdown,

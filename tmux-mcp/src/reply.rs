@@ -2,7 +2,7 @@
 //! model can act on.
 //!
 //! Large pane text is not sent twice: the tools that return it
-//! ([`crate::shape`]) put it in the text form ([`Summary::summary`]) and
+//! ([`crate::text::shape`]) put it in the text form ([`Summary::summary`]) and
 //! leave the structured field null unless the reply fits its size budget
 //! with it twice (docs/tools.md, "One size budget per reply").
 
@@ -13,7 +13,7 @@ use serde::Serialize;
 
 /// A reply's concise text form (the `content` text block). The structured
 /// content carries every field; the text is what a model reads first.
-pub trait Summary {
+pub(crate) trait Summary {
     /// The text form.
     fn summary(&self) -> String;
 }
@@ -23,7 +23,7 @@ pub trait Summary {
 /// `T` (the macro recognises the name `Json`); unlike it, the text content
 /// is [`Summary::summary`] instead of a copy of the JSON.
 #[derive(Debug, Clone)]
-pub struct Json<T>(pub T);
+pub(crate) struct Json<T>(pub T);
 
 impl<T: Serialize + JsonSchema + Summary + 'static> IntoCallToolResult for Json<T> {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
@@ -40,18 +40,18 @@ impl<T: Serialize + JsonSchema + Summary + 'static> IntoCallToolResult for Json<
 /// The error kind of a call on a remote host that tmux-mcp cannot reach
 /// (or whose connection was lost): in the text and in the result's
 /// `_meta` (see [`ERROR_META`]).
-pub const HOST_UNREACHABLE: &str = "host_unreachable";
+pub(crate) const HOST_UNREACHABLE: &str = "host_unreachable";
 
 /// The `_meta` key of a tool error that has a kind a client can match:
 /// `{"kind": "host_unreachable", "host": "box"}`.
-pub const ERROR_META: &str = "tmux-mcp/error";
+pub(crate) const ERROR_META: &str = "tmux-mcp/error";
 
 /// A failed tool call, as the model sees it: what failed, why, and what to
 /// do next. Returned as a tool result with `isError: true`, never as a
 /// protocol error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{what} failed: {why}. {next}")]
-pub struct ToolError {
+pub(crate) struct ToolError {
     /// What was attempted.
     pub what: String,
     /// Why it failed.
@@ -65,7 +65,11 @@ pub struct ToolError {
 
 impl ToolError {
     /// A new error.
-    pub fn new(what: impl Into<String>, why: impl Into<String>, next: impl Into<String>) -> Self {
+    pub(crate) fn new(
+        what: impl Into<String>,
+        why: impl Into<String>,
+        next: impl Into<String>,
+    ) -> Self {
         Self {
             what: what.into(),
             why: why.into(),
@@ -77,7 +81,12 @@ impl ToolError {
     /// Remote host `host`, reached `how` (`over ssh`, `through docker
     /// exec`), cannot be reached, or its connection was lost: `why` says
     /// what ssh, the engine or the command said.
-    pub fn host_unreachable(host: &str, how: &str, why: &str, next: impl Into<String>) -> Self {
+    pub(crate) fn host_unreachable(
+        host: &str,
+        how: &str,
+        why: &str,
+        next: impl Into<String>,
+    ) -> Self {
         Self {
             what: format!("Reaching host {host}"),
             why: format!("{HOST_UNREACHABLE}: host {host} cannot be reached {how}: {why}"),
@@ -88,7 +97,7 @@ impl ToolError {
 
     /// An error from tmux or the connection, with advice chosen from the
     /// kind of failure.
-    pub fn tmux(what: impl Into<String>, error: &tmux_control::Error) -> Self {
+    pub(crate) fn tmux(what: impl Into<String>, error: &tmux_control::Error) -> Self {
         use tmux_control::Error as E;
         let what = what.into();
         match error {
@@ -143,9 +152,6 @@ impl IntoCallToolResult for ToolError {
         Ok(result.into())
     }
 }
-
-/// Shorthand for tool results.
-pub type ToolResult<T> = Result<Json<T>, ToolError>;
 
 #[cfg(test)]
 mod tests {

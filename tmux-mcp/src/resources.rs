@@ -53,12 +53,12 @@ use tmux_control::{Event, PaneId, PaneOutput};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 
-use crate::subscriptions::*;
+use crate::mcp::subscriptions::*;
 
-use crate::backend::Conn;
+use crate::mcp::server::{Inner, TmuxMcp};
 use crate::reply::{Summary as _, ToolError};
-use crate::server::{Inner, TmuxMcp};
-use crate::shape::describe_losses;
+use crate::terminal::backend::Conn;
+use crate::text::shape::describe_losses;
 use crate::tools::inspect::{CaptureScreenArgs, ListTerminalsArgs};
 
 impl TmuxMcp {
@@ -214,7 +214,7 @@ impl TmuxMcp {
             .map_err(|e| McpError::internal_error(e.to_string(), None))?;
         conn.resolve(&pane.to_string()).await.map_err(|e| {
             McpError::resource_not_found(
-                format!("{}: {e}", crate::subscriptions::shown_uri(uri)),
+                format!("{}: {e}", crate::mcp::subscriptions::shown_uri(uri)),
                 None,
             )
         })?;
@@ -377,8 +377,8 @@ impl TmuxMcp {
     /// A tool call ended: one that may have changed tmux makes the tree be
     /// looked at again.
     pub(crate) fn resources_after_tool(&self, tool: &str) {
-        let reads_only =
-            crate::toolsets::toolset_of(tool) == Some(crate::toolsets::Toolset::Inspect);
+        let reads_only = crate::config::toolsets::toolset_of(tool)
+            == Some(crate::config::toolsets::Toolset::Inspect);
         if !reads_only && self.hub().tree_started.load(Ordering::Acquire) {
             self.hub().kick.notify_one();
         }

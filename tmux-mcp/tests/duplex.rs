@@ -17,8 +17,8 @@ use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 use serde_json::{Map, Value, json};
 use tmux_control::IsolatedServer;
-use tmux_control_mcp::guard::Caller;
-use tmux_control_mcp::toolsets::ToolSelection;
+use tmux_control_mcp::Caller;
+use tmux_control_mcp::config::toolsets::ToolSelection;
 use tmux_control_mcp::{Config, TmuxMcp};
 
 /// Bound on each test.
@@ -168,9 +168,9 @@ async fn lists_tools_with_schemas_and_runs_a_session() {
         assert!(info.instructions.as_deref().unwrap().contains("create_terminal"));
         let tools = h.client.list_all_tools().await.unwrap();
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-        let in_default = tmux_control_mcp::toolsets::TOOLS
+        let in_default = tmux_control_mcp::config::toolsets::TOOLS
             .iter()
-            .filter(|(_, set)| tmux_control_mcp::toolsets::Toolset::DEFAULT.contains(set))
+            .filter(|(_, set)| tmux_control_mcp::config::toolsets::Toolset::DEFAULT.contains(set))
             .count();
         assert_eq!(names.len(), in_default, "{names:?}");
         for expected in ["list_terminals", "capture_screen", "run", "send_text", "send_keys", "wait_for_output", "set_layout"] {

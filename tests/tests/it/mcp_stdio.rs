@@ -153,9 +153,11 @@ async fn rmcp_client_initializes_lists_tools_and_refuses_without_touching_tmux()
         let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
         assert_eq!(
             names.len(),
-            tmux_control_mcp::toolsets::TOOLS
+            tmux_control_mcp::config::toolsets::TOOLS
                 .iter()
-                .filter(|(_, set)| tmux_control_mcp::toolsets::Toolset::DEFAULT.contains(set))
+                .filter(
+                    |(_, set)| tmux_control_mcp::config::toolsets::Toolset::DEFAULT.contains(set)
+                )
                 .count(),
             "default toolsets inspect, manage, execute: {names:?}"
         );
@@ -274,9 +276,9 @@ async fn raw_json_rpc_initialize_over_stdio() {
         let tools = response["result"]["tools"].as_array().expect("a tool list");
         // The default toolsets: every tool of the classification table
         // that is not in teardown.
-        let in_default = tmux_control_mcp::toolsets::TOOLS
+        let in_default = tmux_control_mcp::config::toolsets::TOOLS
             .iter()
-            .filter(|(_, set)| tmux_control_mcp::toolsets::Toolset::DEFAULT.contains(set))
+            .filter(|(_, set)| tmux_control_mcp::config::toolsets::Toolset::DEFAULT.contains(set))
             .count();
         assert_eq!(tools.len(), in_default, "{response}");
         for tool in tools {

@@ -63,7 +63,7 @@ impl ShellMark {
     /// assert_eq!(marks[0].mark.param("other"), None);
     /// ```
     ///
-    /// [`ShellIntegration`]: crate::ShellIntegration
+    /// [`ShellIntegration`]: crate::shell::ShellIntegration
     pub fn param(&self, key: &str) -> Option<&str> {
         let params = match self {
             ShellMark::PromptStart { params }

@@ -15,7 +15,7 @@
 //! - `resolve`: [`Tmux::resolve`](crate::Tmux::resolve), a target to ids.
 //! - `marks`: OSC 133 and OSC 7 marks found in the output.
 //! - `shell`: shell integration hooks for bash, zsh and fish, and
-//!   [`ShellTracker`], which reads a command's end and statuses back from
+//!   [`ShellTracker`](crate::shell::ShellTracker), which reads a command's end and statuses back from
 //!   the marks.
 //!
 //! Everything here talks to tmux through typed commands on a

@@ -1,17 +1,22 @@
 //! Configuration: command-line flags, the environment variables that mirror
 //! them, and the validated [`Config`] the server runs with.
 //!
-//! (Split by concern: the clap types of the command line are in `cli.rs`,
-//! the `--host` specs and their parsing in `hosts.rs`; here the [`Config`]
-//! is built from them and checked, and the socket is chosen.)
+//! The bottom layer of the crate: it imports nothing else of it. Split by
+//! concern: the clap types of the command line are in `cli.rs`, the
+//! `--host` specs and their parsing in `hosts.rs`, the toolsets (which
+//! tools exist and which are enabled) in [`toolsets`], why a configuration
+//! cannot be used in [`error`]; here the [`Config`] is built from them and
+//! checked, the socket is chosen, and an actor name is cleaned.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::toolsets::ToolSelection;
+use toolsets::ToolSelection;
 
 mod cli;
+pub mod error;
 mod hosts;
+pub mod toolsets;
 
 pub use cli::{BridgeArgs, Cli, Command, DoctorArgs, LogLevel, ServeArgs};
 use hosts::hosts_from_cli;
@@ -28,7 +33,7 @@ pub const MIN_HISTORY_LIMIT: u32 = 100;
 /// the configuration file tmux-mcp writes.
 pub const MAX_HISTORY_LIMIT: u32 = i32::MAX as u32;
 
-pub use crate::config_error::ConfigError;
+pub use error::ConfigError;
 
 /// Which tmux server the tools act on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -83,7 +88,7 @@ pub struct Config {
     /// The tmux program on the remote hosts.
     pub host_tmux: String,
     /// The actor name of sessions that name none themselves (`--actor`;
-    /// see [`crate::actors`]).
+    /// see `crate::mcp::actors`).
     pub actor: Option<String>,
 }
 
@@ -219,15 +224,41 @@ impl Config {
             integrate_existing: cli.integrate_existing && !cli.no_shell_integration,
             hosts: hosts_from_cli(cli)?,
             host_tmux: cli.host_tmux.clone(),
-            actor: cli.actor.as_deref().and_then(crate::actors::clean),
+            actor: cli.actor.as_deref().and_then(actor_name),
         })
     }
+}
+
+/// The most characters of an actor name kept.
+pub const MAX_ACTOR_CHARS: usize = 64;
+
+/// An actor name as kept: control characters dropped, blanks trimmed, at
+/// most [`MAX_ACTOR_CHARS`] characters; `None` when nothing is left.
+pub fn actor_name(name: &str) -> Option<String> {
+    let kept: String = name
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .chars()
+        .take(MAX_ACTOR_CHARS)
+        .collect();
+    let kept = kept.trim_end().to_owned();
+    (!kept.is_empty()).then_some(kept)
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn actor_names_are_cleaned() {
+        assert_eq!(actor_name("  alice "), Some("alice".into()));
+        assert_eq!(actor_name("a\nb\x1b[31m"), Some("ab[31m".into()));
+        assert_eq!(actor_name(" \t "), None);
+        assert_eq!(actor_name(&"x".repeat(100)).unwrap().len(), MAX_ACTOR_CHARS);
+    }
     use clap::Parser as _;
 
     pub(super) fn parse(args: &[&str]) -> Result<Config, ConfigError> {

@@ -71,7 +71,7 @@ fn host_check(host: &HostSpec, remote_tmux: &str, socket: &str) -> Check {
         }
         HostKind::Exec { argv } => {
             let mut words = argv.clone();
-            words.extend(["-L", socket, "-u", "-C", "new-session", "-A", "-s", crate::backend::HOME_SESSION].map(str::to_owned));
+            words.extend(["-L", socket, "-u", "-C", "new-session", "-A", "-s", crate::terminal::backend::HOME_SESSION].map(str::to_owned));
             let program = argv.first().map_or("", String::as_str);
             return match find_program(program) {
                 Some(path) => Check::new(

@@ -81,7 +81,7 @@ pub fn run(cli: &Cli, args: &DoctorArgs) -> Report {
     let state_dir = cli
         .state_dir
         .clone()
-        .unwrap_or_else(crate::backend::default_state_dir);
+        .unwrap_or_else(crate::terminal::backend::default_state_dir);
     checks.push(state_dir_check(&state_dir));
     checks.push(shell_check(
         std::env::var_os("SHELL").map(PathBuf::from),
@@ -90,7 +90,7 @@ pub fn run(cli: &Cli, args: &DoctorArgs) -> Report {
     let token_file = args
         .token_file
         .clone()
-        .unwrap_or_else(|| state_dir.join(crate::http::DEFAULT_TOKEN_FILE));
+        .unwrap_or_else(|| state_dir.join(crate::transport::http::DEFAULT_TOKEN_FILE));
     checks.push(token_check(Some(&token_file)));
     checks.extend(host_checks(config.as_ref()));
     Report { checks }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::mode_text;
 use super::report::{Check, Status};
-use crate::guard;
+use crate::terminal::guard;
 
 pub(super) fn state_dir_check(dir: &Path) -> Check {
     let shown = dir.display().to_string();
@@ -73,10 +73,10 @@ pub(super) fn state_dir_check(dir: &Path) -> Check {
 /// The token file of `serve --http`: `--token-file` (or
 /// `TMUX_MCP_TOKEN_FILE`), else `http-token` in the state directory, as
 /// `serve --http` uses. It is judged by the function `serve --http` uses,
-/// [`crate::http::read_token_file`], so the doctor passes exactly the files
+/// [`crate::transport::http::read_token_file`], so the doctor passes exactly the files
 /// the server accepts (the token itself is read, never shown).
 pub(super) fn token_check(path: Option<&Path>) -> Check {
-    use crate::http::TokenFileProblem;
+    use crate::transport::http::TokenFileProblem;
     let Some(path) = path else {
         return Check::new(
             "token_file",
@@ -86,7 +86,7 @@ pub(super) fn token_check(path: Option<&Path>) -> Check {
     };
     let shown = path.display().to_string();
     let base = Check::new("token_file", Status::Ok, "").fact("path", shown.clone());
-    match crate::http::read_token_file(path) {
+    match crate::transport::http::read_token_file(path) {
         Ok(None) => Check {
             message: format!("{shown} does not exist yet; serve --http creates it with mode 0600"),
             ..base
@@ -111,7 +111,7 @@ pub(super) fn token_check(path: Option<&Path>) -> Check {
                 TokenFileProblem::Contents => format!(
                     "Put one token of at least 16 printable characters (at most {} bytes) in {shown}, \
                      or delete it to have serve --http make a new one",
-                    crate::http::MAX_TOKEN_FILE_BYTES
+                    crate::transport::http::MAX_TOKEN_FILE_BYTES
                 ),
                 TokenFileProblem::Unreadable => "Check the file and its directory".to_owned(),
             };

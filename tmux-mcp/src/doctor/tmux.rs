@@ -10,7 +10,7 @@ use super::command::{find_program, version_output};
 use super::mode_text;
 use super::report::{Check, Status};
 use crate::config::SocketChoice;
-use crate::guard;
+use crate::terminal::guard;
 
 /// What tmux-mcp and the library do differently by tmux version; the
 /// thresholds are the ones `tmux-control/src/version.rs` uses (see

@@ -7,14 +7,16 @@ use std::time::{Duration, Instant};
 use rmcp::handler::server::wrapper::Parameters;
 use tmux_control::IsolatedServer;
 
-use crate::guard::Caller;
-use crate::server::TmuxMcp;
+use crate::mcp::server::TmuxMcp;
+use crate::mcp::wait::CallCtx;
+use crate::terminal::guard::Caller;
 use crate::tools::WaitStatus;
-use crate::tools::execute::CreateTerminalArgs;
-use crate::tools::inspect::{CaptureScreenArgs, ReadOutputArgs, SearchOutputArgs};
+use crate::tools::execute::create::CreateTerminalArgs;
+use crate::tools::inspect::read::CaptureScreenArgs;
+use crate::tools::inspect::read::ReadOutputArgs;
+use crate::tools::inspect::read::SearchOutputArgs;
 use crate::tools::run::RunArgs;
 use crate::tools::waits::{WaitForExitArgs, WaitForIdleArgs, WaitForOutputArgs};
-use crate::wait::CallCtx;
 
 use super::{Fixture, config_for, ok, run, shell};
 
@@ -268,7 +270,8 @@ async fn line_numbers_and_counts_at_the_edges() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn nul_is_typed_as_a_byte_and_refused_where_no_argument_can_hold_it() {
-    use crate::tools::execute::{PasteTextArgs, SendTextArgs};
+    use crate::tools::execute::input::PasteTextArgs;
+    use crate::tools::execute::input::SendTextArgs;
 
     let f = super::fixture();
     let pane = shell(&f, "nul").await;

@@ -3,20 +3,24 @@
 
 use rmcp::handler::server::wrapper::Parameters;
 
-use crate::tools::execute::{CreateTerminalArgs, SendTextArgs, TerminalKind};
-use crate::tools::inspect::ListTerminalsArgs;
+use crate::mcp::wait::CallCtx;
+use crate::tools::execute::create::CreateTerminalArgs;
+use crate::tools::execute::create::TerminalKind;
+use crate::tools::execute::input::SendTextArgs;
+use crate::tools::inspect::list::ListTerminalsArgs;
 use crate::tools::manage::{RenameArgs, RenameWhat};
 use crate::tools::waits::{WaitForExitArgs, WaitForOutputArgs};
-use crate::wait::CallCtx;
 
 use super::{fixture, ok, run, shell};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn manage_respawn_paste_options_and_environment() {
-    use crate::tools::execute::{
-        OptionScopeArg, PasteTextArgs, RespawnArgs, SetEnvironmentArgs, SetOptionArgs,
-        SplitDirection,
-    };
+    use crate::tools::execute::create::SplitDirection;
+    use crate::tools::execute::input::PasteTextArgs;
+    use crate::tools::execute::options::OptionScopeArg;
+    use crate::tools::execute::options::SetEnvironmentArgs;
+    use crate::tools::execute::options::SetOptionArgs;
+    use crate::tools::execute::respawn::RespawnArgs;
     use crate::tools::manage::{
         DetachClientsArgs, ResizeArgs, ResizeWhat, SelectArgs, SetLayoutArgs,
     };

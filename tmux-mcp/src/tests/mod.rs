@@ -14,14 +14,14 @@ use rmcp::handler::server::wrapper::Parameters;
 use tmux_control::IsolatedServer;
 
 use crate::config::Config;
-use crate::guard::Caller;
+use crate::config::toolsets::ToolSelection;
+use crate::mcp::server::TmuxMcp;
+use crate::mcp::wait::CallCtx;
 use crate::reply::{Json, ToolError};
-use crate::server::TmuxMcp;
-use crate::tools::execute::CreateTerminalArgs;
+use crate::terminal::guard::Caller;
+use crate::tools::execute::create::CreateTerminalArgs;
 use crate::tools::run::{RunArgs, RunResult};
 use crate::tools::waits::WaitForOutputArgs;
-use crate::toolsets::ToolSelection;
-use crate::wait::CallCtx;
 
 /// A server on a private tmux socket. Field order matters: the server (and
 /// its connection) goes first, then the isolated tmux server is killed.

@@ -4,9 +4,9 @@
 use std::collections::BTreeSet;
 
 use crate::config::Config;
-use crate::guard::Caller;
-use crate::server::TmuxMcp;
-use crate::toolsets::{TOOLS, ToolSelection, Toolset, toolset_of};
+use crate::config::toolsets::{TOOLS, ToolSelection, Toolset, toolset_of};
+use crate::mcp::server::TmuxMcp;
+use crate::terminal::guard::Caller;
 
 #[test]
 fn every_tool_is_classified_and_described() {
@@ -65,9 +65,9 @@ fn toolsets_filter_the_router() {
     assert!(!names.contains(&"search_output".to_owned()));
     assert!(!names.contains(&"run".to_owned()));
     let default = TmuxMcp::with_caller(Config::default(), Caller::default()).unwrap();
-    let in_default = crate::toolsets::TOOLS
+    let in_default = crate::config::toolsets::TOOLS
         .iter()
-        .filter(|(_, set)| crate::toolsets::Toolset::DEFAULT.contains(set))
+        .filter(|(_, set)| crate::config::toolsets::Toolset::DEFAULT.contains(set))
         .count();
     assert_eq!(default.tool_names().len(), in_default);
     assert!(!default.tool_names().iter().any(|n| n.starts_with("kill_")));
@@ -108,7 +108,7 @@ fn schemas_are_standard_json_schema() {
     )
     .unwrap();
     let tools = mcp.tool_router.list_all();
-    assert_eq!(tools.len(), crate::toolsets::TOOLS.len());
+    assert_eq!(tools.len(), crate::config::toolsets::TOOLS.len());
     let mut unsigned = 0;
     for tool in tools {
         let mut found = Vec::new();

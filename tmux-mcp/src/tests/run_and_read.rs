@@ -3,14 +3,17 @@
 
 use rmcp::handler::server::wrapper::Parameters;
 
+use crate::mcp::wait::CallCtx;
 use crate::tools::WaitStatus;
-use crate::tools::execute::{CreateTerminalArgs, SendTextArgs};
-use crate::tools::inspect::{
-    CaptureScreenArgs, PaneInfoArgs, ReadOutputArgs, ScreenSource, SearchOutputArgs,
-};
+use crate::tools::execute::create::CreateTerminalArgs;
+use crate::tools::execute::input::SendTextArgs;
+use crate::tools::inspect::list::PaneInfoArgs;
+use crate::tools::inspect::read::CaptureScreenArgs;
+use crate::tools::inspect::read::ReadOutputArgs;
+use crate::tools::inspect::read::ScreenSource;
+use crate::tools::inspect::read::SearchOutputArgs;
 use crate::tools::run::{RunArgs, RunStatus};
 use crate::tools::waits::{WaitForExitArgs, WaitForIdleArgs, WaitForOutputArgs};
-use crate::wait::CallCtx;
 
 use super::{fixture, ok, run, shell};
 
@@ -119,7 +122,7 @@ async fn create_run_and_read() {
         .collect();
     // Both as a reply shows them: redacted (the wrapped lines' nonces).
     let tmux_text = tmux_lines.join("\n");
-    let redactor = crate::redact::Redactor::new(true, &[]).unwrap();
+    let redactor = crate::text::redact::Redactor::new(true, &[]).unwrap();
     assert_eq!(
         emulated.text,
         redactor.redact(tmux_text.trim_end_matches('\n')),

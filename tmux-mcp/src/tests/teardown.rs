@@ -2,11 +2,11 @@
 
 use rmcp::handler::server::wrapper::Parameters;
 
-use crate::guard::Caller;
-use crate::server::TmuxMcp;
+use crate::mcp::server::TmuxMcp;
+use crate::terminal::guard::Caller;
 use crate::tools::Guarded;
-use crate::tools::execute::SendTextArgs;
-use crate::tools::inspect::ListTerminalsArgs;
+use crate::tools::execute::input::SendTextArgs;
+use crate::tools::inspect::list::ListTerminalsArgs;
 use crate::tools::teardown::{KillArgs, KillServerArgs};
 
 use super::{config_for, fixture, ok, shell};

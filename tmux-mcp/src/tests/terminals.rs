@@ -4,11 +4,15 @@
 use rmcp::handler::server::wrapper::Parameters;
 use tmux_control::command::Raw;
 
-use crate::tools::execute::{CreateTerminalArgs, SendKeysArgs, SendTextArgs, TerminalKind};
-use crate::tools::inspect::{ListTerminalsArgs, PaneInfoArgs};
+use crate::mcp::wait::CallCtx;
+use crate::tools::execute::create::CreateTerminalArgs;
+use crate::tools::execute::create::TerminalKind;
+use crate::tools::execute::input::SendKeysArgs;
+use crate::tools::execute::input::SendTextArgs;
+use crate::tools::inspect::list::ListTerminalsArgs;
+use crate::tools::inspect::list::PaneInfoArgs;
 use crate::tools::manage::{RenameArgs, RenameWhat};
 use crate::tools::waits::WaitForOutputArgs;
-use crate::wait::CallCtx;
 
 use super::{fixture, ok, run, shell};
 
@@ -160,7 +164,7 @@ async fn windows_and_splits() {
         .create_terminal(Parameters(CreateTerminalArgs {
             kind: TerminalKind::Split,
             target: Some(pane.clone()),
-            split: Some(crate::tools::execute::SplitDirection::Right),
+            split: Some(crate::tools::execute::create::SplitDirection::Right),
             ..CreateTerminalArgs::default()
         }))
         .await);

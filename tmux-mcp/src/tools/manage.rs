@@ -10,9 +10,9 @@ use tmux_control::command::{
     SelectPane, SelectWindow, Size,
 };
 
-use crate::backend::{check_session_name, check_window_name};
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
+use crate::terminal::backend::{check_session_name, check_window_name};
 
 const RENAME: &str = "Rename a session or a window, or set a pane's title. \
 what=session renames the target's session (names may not contain ':' or '.', nor start with $ @ % = -; the reply gives the new attach command), what=window renames the target's window, what=pane sets the pane's title. \
@@ -35,7 +35,7 @@ Returns the names of the clients detached (none is not an error). Fails if the t
 /// What `rename` renames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum RenameWhat {
+pub(crate) enum RenameWhat {
     /// The target's session.
     Session,
     /// The target's window.
@@ -47,7 +47,7 @@ pub enum RenameWhat {
 /// Arguments of `rename`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RenameArgs {
+pub(crate) struct RenameArgs {
     /// An id like `%3`, `@2`, `$1` or an exact name.
     pub target: String,
     /// What to rename: session, window or pane (its title).
@@ -58,7 +58,7 @@ pub struct RenameArgs {
 
 /// Result of `rename`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RenameResult {
+pub(crate) struct RenameResult {
     /// What was renamed.
     pub what: RenameWhat,
     /// Its id.
@@ -87,7 +87,7 @@ impl Summary for RenameResult {
 /// What `resize` resizes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ResizeWhat {
+pub(crate) enum ResizeWhat {
     /// The target's window (default).
     #[default]
     Window,
@@ -98,7 +98,7 @@ pub enum ResizeWhat {
 /// Arguments of `resize`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ResizeArgs {
+pub(crate) struct ResizeArgs {
     /// An id like `%3` or `@2`, or an exact name.
     pub target: String,
     /// window (default) or pane.
@@ -114,7 +114,7 @@ pub struct ResizeArgs {
 
 /// Result of `resize`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ResizeResult {
+pub(crate) struct ResizeResult {
     /// The pane.
     pub pane: String,
     /// Its columns now.
@@ -137,14 +137,14 @@ impl Summary for ResizeResult {
 /// Arguments of `select`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SelectArgs {
+pub(crate) struct SelectArgs {
     /// The pane (or window) to select: an id or an exact name.
     pub target: String,
 }
 
 /// Result of `select`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SelectResult {
+pub(crate) struct SelectResult {
     /// The session.
     pub session: String,
     /// The window now current in it.
@@ -165,7 +165,7 @@ impl Summary for SelectResult {
 /// Arguments of `set_layout`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SetLayoutArgs {
+pub(crate) struct SetLayoutArgs {
     /// The window (or a pane in it): an id or an exact name.
     pub target: String,
     /// even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a tmux layout string.
@@ -174,7 +174,7 @@ pub struct SetLayoutArgs {
 
 /// Result of `set_layout`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SetLayoutResult {
+pub(crate) struct SetLayoutResult {
     /// The window.
     pub window: String,
     /// Its layout string now.
@@ -190,14 +190,14 @@ impl Summary for SetLayoutResult {
 /// Arguments of `detach_clients`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct DetachClientsArgs {
+pub(crate) struct DetachClientsArgs {
     /// The session (or anything in it): an id or an exact name.
     pub target: String,
 }
 
 /// Result of `detach_clients`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct DetachClientsResult {
+pub(crate) struct DetachClientsResult {
     /// The session.
     pub session: String,
     /// Names (terminals) of the clients detached.

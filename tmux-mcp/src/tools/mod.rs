@@ -1,11 +1,11 @@
 //! The tools, one module per toolset, and what they share.
 
-pub mod execute;
-pub mod inspect;
-pub mod manage;
-pub mod run;
-pub mod teardown;
-pub mod waits;
+pub(crate) mod execute;
+pub(crate) mod inspect;
+pub(crate) mod manage;
+pub(crate) mod run;
+pub(crate) mod teardown;
+pub(crate) mod waits;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,11 +18,11 @@ use tmux_control::{PaneId, PaneOutput};
 
 use tmux_control::Resolved;
 
-use crate::backend::Conn;
-use crate::guard::Relation;
+use crate::mcp::server::TmuxMcp;
 use crate::reply::ToolError;
-use crate::server::TmuxMcp;
-use crate::shape::{Highlight, LossReport, loss_reports, shape};
+use crate::terminal::backend::Conn;
+use crate::terminal::guard::Relation;
+use crate::text::shape::{Highlight, LossReport, loss_reports, shape};
 use crate::text::{cook_lines, keep_last_lines, pane_size, trim_trailing_blank};
 
 /// What the self-kill guard is asked about.
@@ -45,7 +45,7 @@ pub(crate) enum Guarded {
 /// Status of a wait, in every wait reply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum WaitStatus {
+pub(crate) enum WaitStatus {
     /// The awaited thing happened.
     Matched,
     /// The pane has been quiet for the asked time.
@@ -73,7 +73,7 @@ impl WaitStatus {
 /// How text was delivered to a pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum Delivery {
+pub(crate) enum Delivery {
     /// `send-keys -l`: printable text typed literally.
     Literal,
     /// `send-keys -H`: exact bytes (text with newlines or control characters).
@@ -86,7 +86,7 @@ pub enum Delivery {
 
 /// A range of output left out of a reply, to read with `read_output`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct Omitted {
+pub(crate) struct Omitted {
     /// Cursor of the first byte left out.
     pub from_cursor: u64,
     /// Cursor just after the last byte left out.
@@ -98,7 +98,7 @@ pub struct Omitted {
 pub(crate) const MIN_REPLY_BYTES: usize = 2048;
 
 /// Pane output between two offsets, cooked, redacted (all of it at once)
-/// and shaped for a reply ([`crate::shape`]).
+/// and shaped for a reply ([`crate::text::shape`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Excerpt {
     /// The text for the text content: the whole output or its shaped form.
@@ -119,7 +119,7 @@ pub(crate) struct Excerpt {
 
 impl Excerpt {
     /// The text for the structured content: the output when it is small,
-    /// else `None` (the text content carries it; see [`crate::shape`]).
+    /// else `None` (the text content carries it; see [`crate::text::shape`]).
     pub(crate) fn structured(&self) -> Option<String> {
         self.small.then(|| self.text.clone())
     }
@@ -177,7 +177,7 @@ impl TmuxMcp {
     }
 
     /// Masks secrets in the pieces of one reply taken together (see
-    /// [`crate::redact::Redactor::redact_parts`]).
+    /// [`crate::text::redact::Redactor::redact_parts`]).
     pub(crate) fn redact_parts(&self, parts: &[&str], open_end: bool) -> Vec<String> {
         self.inner.redactor.redact_parts(parts, open_end)
     }
@@ -268,7 +268,7 @@ impl TmuxMcp {
     }
 
     /// Cooked, redacted output between two offsets of a followed pane,
-    /// shaped to fit a reply of `budget` bytes ([`crate::shape`]): whole
+    /// shaped to fit a reply of `budget` bytes ([`crate::text::shape`]): whole
     /// when it fits, else failure-like lines, head and tail, and the
     /// cursors of the rest. The whole range is redacted at once; when it
     /// reaches the end of the output so far, a secret cut off there is

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{KillPane, KillSession, KillWindow};
 
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
 use crate::tools::Guarded;
 
 const KILL_PANE: &str = "Close one pane and end its program (the window closes with its last pane, the session with its last window). Irreversible: its scrollback is gone. \
@@ -31,7 +31,7 @@ Returns which server was stopped.";
 /// Arguments of `kill_pane`, `kill_window` and `kill_session`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KillArgs {
+pub(crate) struct KillArgs {
     /// What to close (or anything in it): an id like `%3`, `@2`, `$1` or an exact name.
     pub target: String,
 }
@@ -39,11 +39,11 @@ pub struct KillArgs {
 /// Arguments of `kill_server` (none).
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct KillServerArgs {}
+pub(crate) struct KillServerArgs {}
 
 /// Result of the kill tools.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct KillResult {
+pub(crate) struct KillResult {
     /// pane, window, session or server.
     pub killed: String,
     /// The id closed (or the server's description).

@@ -11,13 +11,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::{Match, PaneOutput, Pattern, PlainText, WaitError};
 
+use crate::mcp::server::TmuxMcp;
+use crate::mcp::wait::{CallCtx, Waited};
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
-use crate::shape::{LossReport, describe_losses};
+use crate::text::shape::{LossReport, describe_losses};
 use crate::text::{json_len, json_prefix, trim_trailing_blank};
 use crate::tools::inspect::{cancelled, last_lines, ms, pattern_source};
 use crate::tools::{WaitStatus, seconds_arg};
-use crate::wait::{CallCtx, Waited};
 
 const WAIT_FOR_OUTPUT: &str = "Wait until a pane prints text matching a pattern (a regular expression, Rust syntax, ^ and $ match at line ends; or a plain string with literal=true). Push-based: it returns within milliseconds of the output arriving, with no polling. \
 It looks at output after cursor; without cursor it starts just before the last input tmux-mcp sent to the pane (so a reply that arrived before this call is not missed) or after the last completed run, or at the current end if tmux-mcp never typed there. Matching is on plain text (escape codes removed). \
@@ -28,7 +28,7 @@ Fails if the pattern is invalid or the target does not exist.";
 /// Arguments of `wait_for_output`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitForOutputArgs {
+pub(crate) struct WaitForOutputArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// What to wait for: a regular expression, or a plain string with literal=true.
@@ -48,7 +48,7 @@ pub struct WaitForOutputArgs {
 
 /// Result of `wait_for_output`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WaitForOutputResult {
+pub(crate) struct WaitForOutputResult {
     /// The pane watched.
     pub pane: String,
     /// How the wait ended.
@@ -129,7 +129,7 @@ Fails if the target does not exist.";
 /// Arguments of `wait_for_idle`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitForIdleArgs {
+pub(crate) struct WaitForIdleArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// How long the pane must stay quiet, in seconds (default 1; at most timeout_secs).
@@ -142,7 +142,7 @@ pub struct WaitForIdleArgs {
 
 /// Result of `wait_for_idle`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WaitForIdleResult {
+pub(crate) struct WaitForIdleResult {
     /// The pane watched.
     pub pane: String,
     /// idle, timeout or gone.
@@ -183,7 +183,7 @@ Fails if the target does not exist.";
 /// Arguments of `wait_for_exit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitForExitArgs {
+pub(crate) struct WaitForExitArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
@@ -193,7 +193,7 @@ pub struct WaitForExitArgs {
 
 /// Result of `wait_for_exit`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WaitForExitResult {
+pub(crate) struct WaitForExitResult {
     /// The pane watched.
     pub pane: String,
     /// exited, gone or timeout.

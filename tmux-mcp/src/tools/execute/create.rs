@@ -12,9 +12,9 @@ use tmux_control::command::{NewPane, NewSession, NewWindow, SetEnvironment, Size
 use tmux_control::shell::{NONCE_VARIABLE, ShellPhase};
 use tmux_control::{PaneOutput, Pattern};
 
-use crate::backend::{check_session_name, check_window_name};
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
+use crate::terminal::backend::{check_session_name, check_window_name};
 use crate::tools::execute::{check_cwd, check_env};
 
 const CREATE_TERMINAL: &str = "Create a terminal: a new tmux session (kind=session, the default), a new window in an existing session (kind=window, target=the session), or a new pane split from an existing one (kind=split, target=the pane; split=right or below). \
@@ -26,7 +26,7 @@ Fails if the name is taken or not allowed, the target does not exist, or cwd is 
 /// What `create_terminal` creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum TerminalKind {
+pub(crate) enum TerminalKind {
     /// A new session with one window and pane (default).
     #[default]
     Session,
@@ -39,7 +39,7 @@ pub enum TerminalKind {
 /// Where a split puts the new pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum SplitDirection {
+pub(crate) enum SplitDirection {
     /// Below the target pane (default).
     #[default]
     Below,
@@ -50,7 +50,7 @@ pub enum SplitDirection {
 /// Arguments of `create_terminal`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CreateTerminalArgs {
+pub(crate) struct CreateTerminalArgs {
     /// session (default), window or split.
     #[serde(default)]
     pub kind: TerminalKind,
@@ -79,7 +79,7 @@ pub struct CreateTerminalArgs {
 
 /// Result of `create_terminal`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CreateTerminalResult {
+pub(crate) struct CreateTerminalResult {
     /// What was created.
     pub kind: TerminalKind,
     /// Session id.
@@ -315,7 +315,8 @@ impl TmuxMcp {
         }
         // Waits without a cursor start from here: everything it prints.
         conn.note_input(spawned.pane, spawned.start);
-        conn.actors.created(spawned.pane, crate::actors::current());
+        conn.actors
+            .created(spawned.pane, crate::mcp::actors::current());
         let r = conn.resolve(&spawned.pane.to_string()).await?;
         let row = conn.pane_row(spawned.pane).await?;
         Ok(Json(CreateTerminalResult {

@@ -6,10 +6,11 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{Key, SendKeys};
 
-use crate::actors::{Sharing, Turn};
-use crate::backend::Conn;
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
+use crate::terminal::actors::Sharing;
+use crate::terminal::actors::Turn;
+use crate::terminal::backend::Conn;
 use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, refuse_nul, type_text};
 
 const SEND_TEXT: &str = "Type text into a pane exactly as given: any Unicode (emoji, CJK), quotes, $, backslashes, ; and #{...} arrive unchanged, and newlines arrive as newlines (each one is Enter to a shell). enter=true then presses Enter as a separate key. \
@@ -20,7 +21,7 @@ Refuses a pane in copy mode (keys would go to the mode; force=true sends anyway)
 /// Arguments of `send_text`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SendTextArgs {
+pub(crate) struct SendTextArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// The text to type, exactly.
@@ -35,7 +36,7 @@ pub struct SendTextArgs {
 
 /// Result of `send_text` and `paste_text`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SendTextResult {
+pub(crate) struct SendTextResult {
     /// The pane.
     pub pane: String,
     /// Bytes of text delivered.
@@ -73,7 +74,7 @@ Fails on an unknown key name (nothing is sent then).";
 /// Arguments of `send_keys`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SendKeysArgs {
+pub(crate) struct SendKeysArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// Key names, pressed in order, like ["C-c"] or ["Down", "Down", "Enter"].
@@ -82,7 +83,7 @@ pub struct SendKeysArgs {
 
 /// Result of `send_keys`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SendKeysResult {
+pub(crate) struct SendKeysResult {
     /// The pane.
     pub pane: String,
     /// The keys pressed, as tmux names them.
@@ -121,7 +122,7 @@ Refuses a pane in copy mode (force=true pastes anyway) and a pane whose program 
 /// Arguments of `paste_text`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PasteTextArgs {
+pub(crate) struct PasteTextArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// The text to paste.
@@ -199,7 +200,7 @@ impl TmuxMcp {
         self.guard(&conn, &r, Guarded::Input).await?;
         let turn = conn
             .actors
-            .take_turn(r.pane, crate::actors::current())
+            .take_turn(r.pane, crate::mcp::actors::current())
             .await;
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
@@ -302,7 +303,7 @@ impl TmuxMcp {
         }
         let turn = conn
             .actors
-            .take_turn(r.pane, crate::actors::current())
+            .take_turn(r.pane, crate::mcp::actors::current())
             .await;
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;

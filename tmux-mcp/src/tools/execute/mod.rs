@@ -4,24 +4,17 @@
 //! One file per group of tools, each with its own router; `execute_router`
 //! joins them.
 
-mod create;
-mod input;
-mod options;
-mod respawn;
+pub(crate) mod create;
+pub(crate) mod input;
+pub(crate) mod options;
+pub(crate) mod respawn;
 
 use std::collections::BTreeMap;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 
+use crate::mcp::server::TmuxMcp;
 use crate::reply::ToolError;
-use crate::server::TmuxMcp;
-
-pub use create::{CreateTerminalArgs, CreateTerminalResult, SplitDirection, TerminalKind};
-pub use input::{PasteTextArgs, SendKeysArgs, SendKeysResult, SendTextArgs, SendTextResult};
-pub use options::{
-    OptionScopeArg, SetEnvironmentArgs, SetEnvironmentResult, SetOptionArgs, SetOptionResult,
-};
-pub use respawn::{RespawnArgs, RespawnResult};
 
 impl TmuxMcp {
     /// The tools of this module: `create_terminal`, the input tools,

@@ -7,8 +7,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{OptionScope, SetEnvironment, SetOption, ShowOption};
 
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
 
 const SET_OPTION: &str = "Set (or unset) a tmux option: scope server, session, window or pane; with target for one session/window/pane, or global=true for the default of every one. Examples: scope=window name=mode-keys value=vi; scope=session name=status value=off; scope=pane name=remain-on-exit value=on. \
 This is in the execute toolset because some options run commands (default-command, status formats with #(...)). \
@@ -17,7 +17,7 @@ Returns the option's value afterwards. Fails if the option name is unknown or th
 /// Which options table `set_option` addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum OptionScopeArg {
+pub(crate) enum OptionScopeArg {
     /// Server options.
     Server,
     /// Session options.
@@ -31,7 +31,7 @@ pub enum OptionScopeArg {
 /// Arguments of `set_option`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SetOptionArgs {
+pub(crate) struct SetOptionArgs {
     /// server, session, window or pane.
     pub scope: OptionScopeArg,
     /// The option's name, like history-limit or @my-option.
@@ -50,7 +50,7 @@ pub struct SetOptionArgs {
 
 /// Result of `set_option`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SetOptionResult {
+pub(crate) struct SetOptionResult {
     /// The scope.
     pub scope: OptionScopeArg,
     /// The option.
@@ -84,7 +84,7 @@ Returns what was changed. Fails if the name is empty or contains '=', or the tar
 /// Arguments of `set_environment`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SetEnvironmentArgs {
+pub(crate) struct SetEnvironmentArgs {
     /// The variable's name.
     pub name: String,
     /// Its value (omit with unset=true).
@@ -101,7 +101,7 @@ pub struct SetEnvironmentArgs {
 
 /// Result of `set_environment`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SetEnvironmentResult {
+pub(crate) struct SetEnvironmentResult {
     /// The variable.
     pub name: String,
     /// The session id, or "global".

@@ -8,8 +8,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::RespawnPane;
 
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
 use crate::tools::Guarded;
 use crate::tools::execute::{check_cwd, check_env};
 
@@ -20,7 +20,7 @@ Returns the output cursor from just before the restart. Refuses tmux-mcp's own p
 /// Arguments of `respawn`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RespawnArgs {
+pub(crate) struct RespawnArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// Shell command to run (default: what the pane ran before).
@@ -35,7 +35,7 @@ pub struct RespawnArgs {
 
 /// Result of `respawn`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RespawnResult {
+pub(crate) struct RespawnResult {
     /// The pane.
     pub pane: String,
     /// What it runs now (none: the default shell).
@@ -103,7 +103,7 @@ impl TmuxMcp {
             .await
             .map_err(|e| ToolError::tmux(what.clone(), &e))?;
         // A run still in progress there ended with the program it ran in.
-        crate::runs::abandon(&conn.runs, r.pane, "the pane was respawned");
+        crate::terminal::runs::abandon(&conn.runs, r.pane, "the pane was respawned");
         if let Some((kind, nonce)) = relaunch {
             conn.shells
                 .adopt(&conn.tmux, r.pane, kind, &nonce, cursor)

@@ -9,9 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::command::{ListClients, ListPanes, ListSessions, ListWindows};
 
-use crate::actors::PaneActorsEntry;
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
+use crate::terminal::actors::PaneActorsEntry;
 use crate::tools::inspect::{StateFacts, facts};
 
 const LIST_TERMINALS: &str = "List every terminal on the tmux server tmux-mcp drives: sessions, their windows and panes, with each pane's id, size, foreground command, working directory, title, whether its program has exited (and the exit status), whether it is in copy mode or on the alternate screen (a full-screen program), and its output cursor if it is followed. \
@@ -23,7 +23,7 @@ Fails only if tmux cannot be reached (the local one, or the named host's).";
 /// Arguments of `list_terminals`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListTerminalsArgs {
+pub(crate) struct ListTerminalsArgs {
     /// Also list tmux-mcp's own control session (default false).
     #[serde(default)]
     pub include_internal: bool,
@@ -31,7 +31,7 @@ pub struct ListTerminalsArgs {
 
 /// A pane in `list_terminals`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PaneEntry {
+pub(crate) struct PaneEntry {
     /// Pane id, like `%3`: the most reliable target.
     pub id: String,
     /// Index in its window.
@@ -69,7 +69,7 @@ pub struct PaneEntry {
 
 /// A window in `list_terminals`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WindowEntry {
+pub(crate) struct WindowEntry {
     /// Window id, like `@2`.
     pub id: String,
     /// Index in its session.
@@ -90,7 +90,7 @@ pub struct WindowEntry {
 
 /// A session in `list_terminals`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SessionEntry {
+pub(crate) struct SessionEntry {
     /// Session id, like `$1`.
     pub id: String,
     /// Name.
@@ -109,7 +109,7 @@ pub struct SessionEntry {
 
 /// Result of `list_terminals`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ListTerminalsResult {
+pub(crate) struct ListTerminalsResult {
     /// The host of this tree: `local`, or a remote host's name.
     pub host: String,
     /// The tmux server, like `tmux -L tmux-mcp`.
@@ -125,7 +125,7 @@ pub struct ListTerminalsResult {
 
 /// A remote host's terminals in `list_terminals`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct HostTerminals {
+pub(crate) struct HostTerminals {
     /// The host's name: the `host` argument of the tools.
     pub host: String,
     /// How it is reached, like `host box: ssh me@box tmux -L tmux-mcp`.
@@ -259,14 +259,14 @@ Fails if the target does not exist.";
 /// Arguments of `pane_info`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct PaneInfoArgs {
+pub(crate) struct PaneInfoArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
 }
 
 /// Result of `pane_info`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct PaneInfoResult {
+pub(crate) struct PaneInfoResult {
     /// Pane id.
     pub pane: String,
     /// Window id.

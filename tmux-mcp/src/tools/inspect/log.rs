@@ -1,5 +1,5 @@
 //! The cooked log as tools: `read_log` and `search_log` (see
-//! [`crate::journal`]): what a terminal showed, line by line, with line
+//! [`crate::terminal::journal`]): what a terminal showed, line by line, with line
 //! numbers that stay valid across reads, searches and restarts.
 
 use std::fmt::Write as _;
@@ -9,12 +9,12 @@ use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::cooked::LineKind;
-use crate::journal::{Journal, LogLine};
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
-use crate::shape::REPLY_OVERHEAD;
+use crate::terminal::journal::{Journal, LogLine};
+use crate::text::cooked::LineKind;
 use crate::text::json_len;
+use crate::text::shape::REPLY_OVERHEAD;
 use crate::tools::inspect::{matches_header, search_regex};
 
 /// Most lines one `read_log` returns.
@@ -22,7 +22,7 @@ const MAX_LINES: usize = 10_000;
 
 /// One line of the cooked log.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct LogEntry {
+pub(crate) struct LogEntry {
     /// Its line number (stable: later reads, searches and regions use it).
     pub n: u64,
     /// The text (secrets masked).
@@ -43,7 +43,7 @@ Give from_line to read forward from a line (from an earlier reply's next_line, a
 /// Arguments of `read_log`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadLogArgs {
+pub(crate) struct ReadLogArgs {
     /// The pane: an id like `%3` or an exact name `session`, `session:window.pane`.
     pub target: String,
     /// Read from this line number on.
@@ -56,7 +56,7 @@ pub struct ReadLogArgs {
 
 /// Result of `read_log`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ReadLogResult {
+pub(crate) struct ReadLogResult {
     /// The pane read.
     pub pane: String,
     /// The lines, oldest first.
@@ -114,7 +114,7 @@ Returns each matching line with its line number (pass it to read_log from_line t
 /// Arguments of `search_log`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchLogArgs {
+pub(crate) struct SearchLogArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// The regular expression (or plain text with literal=true).
@@ -133,7 +133,7 @@ pub struct SearchLogArgs {
 
 /// Result of `search_log`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SearchLogResult {
+pub(crate) struct SearchLogResult {
     /// The pane searched.
     pub pane: String,
     /// The matching lines (secrets masked).

@@ -6,34 +6,23 @@
 //! those of its commands, `status` what a terminal is doing and
 //! `wait_for_state`; `inspect_router` joins their routers.
 
-mod list;
-mod log;
-mod read;
-mod regions;
-mod status;
+pub(crate) mod list;
+pub(crate) mod log;
+pub(crate) mod read;
+pub(crate) mod regions;
+pub(crate) mod status;
 
 use std::time::Duration;
 
 use rmcp::handler::server::router::tool::ToolRouter;
 
+use crate::mcp::server::TmuxMcp;
 use crate::reply::ToolError;
-use crate::server::TmuxMcp;
 
-pub use list::{
-    HostTerminals, ListTerminalsArgs, ListTerminalsResult, PaneEntry, PaneInfoArgs, PaneInfoResult,
-    SessionEntry, WindowEntry,
-};
-pub use log::{LogEntry, ReadLogArgs, ReadLogResult, SearchLogArgs, SearchLogResult};
-pub use read::{
-    CaptureScreenArgs, CaptureScreenResult, OutputSource, ReadOutputArgs, ReadOutputResult,
-    ScreenSource, SearchMatch, SearchOutputArgs, SearchOutputResult,
-};
-pub use regions::{
-    ListRegionsArgs, ListRegionsResult, ReadRegionArgs, ReadRegionResult, RegionEntry, RegionMatch,
-    SearchRegionsArgs, SearchRegionsResult,
-};
+pub(crate) use list::ListTerminalsArgs;
+pub(crate) use read::CaptureScreenArgs;
+pub(crate) use status::StateFacts;
 pub(crate) use status::facts;
-pub use status::{StateFacts, TerminalState, WaitForStateArgs, WaitForStateResult};
 
 impl TmuxMcp {
     /// The tools of this module (the waits have their own router).

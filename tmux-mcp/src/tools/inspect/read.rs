@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use tmux_control::command::CapturePane;
 use tmux_control::{PaneId, PaneOutput};
 
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
-use crate::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
+use crate::text::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
 use crate::text::{cook, json_len, json_prefix, keep_last_lines, pane_size, trim_trailing_blank};
 use crate::tools::inspect::{matches_header, search_regex};
 
@@ -27,7 +27,7 @@ Fails if the target does not exist.";
 /// Arguments of `capture_screen`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct CaptureScreenArgs {
+pub(crate) struct CaptureScreenArgs {
     /// The pane: an id like `%3` (a window `@2` or session `$1` means its active pane) or an exact name `session`, `session:window`, `session:window.pane`.
     pub target: String,
     /// First line to capture: 0 is the top of the visible screen, negative numbers reach back into the scrollback (a number beyond the scrollback or the screen counts as its first or last line).
@@ -46,7 +46,7 @@ pub struct CaptureScreenArgs {
 
 /// Result of `capture_screen`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct CaptureScreenResult {
+pub(crate) struct CaptureScreenResult {
     /// The pane captured.
     pub pane: String,
     /// The captured lines joined with newlines (secrets masked).
@@ -83,7 +83,7 @@ pub struct CaptureScreenResult {
 /// Where `capture_screen` read the screen from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum ScreenSource {
+pub(crate) enum ScreenSource {
     /// The pane's emulated screen, kept from its output.
     Emulator,
     /// tmux's `capture-pane`.
@@ -163,7 +163,7 @@ Fails if the target does not exist.";
 /// Arguments of `read_output`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadOutputArgs {
+pub(crate) struct ReadOutputArgs {
     /// The pane: an id like `%3` or an exact name `session`, `session:window.pane`.
     pub target: String,
     /// Read the output log from this cursor (from an earlier reply). Without it, read the last lines of the scrollback.
@@ -180,7 +180,7 @@ pub struct ReadOutputArgs {
 /// Where `read_output` read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum OutputSource {
+pub(crate) enum OutputSource {
     /// tmux-mcp's log of the pane's output, by cursor.
     Log,
     /// tmux's rendered scrollback.
@@ -189,7 +189,7 @@ pub enum OutputSource {
 
 /// Result of `read_output`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ReadOutputResult {
+pub(crate) struct ReadOutputResult {
     /// The pane read.
     pub pane: String,
     /// Where the text came from.
@@ -358,7 +358,7 @@ Fails if the pattern is not a valid regex or the target does not exist.";
 /// Arguments of `search_output`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchOutputArgs {
+pub(crate) struct SearchOutputArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// What to look for: a regular expression, or a plain string with literal=true.
@@ -377,7 +377,7 @@ pub struct SearchOutputArgs {
 
 /// One match of `search_output`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SearchMatch {
+pub(crate) struct SearchMatch {
     /// Line number (0 = top of the visible screen, negative = scrollback).
     pub line: i32,
     /// The matching line.
@@ -390,7 +390,7 @@ pub struct SearchMatch {
 
 /// Result of `search_output`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SearchOutputResult {
+pub(crate) struct SearchOutputResult {
     /// The pane searched.
     pub pane: String,
     /// The matches returned.

@@ -1,5 +1,5 @@
 //! Regions as tools: `list_regions`, `read_region` and `search_regions`
-//! (see [`crate::regions`]): what each command in a terminal printed and
+//! (see [`crate::terminal::regions`]): what each command in a terminal printed and
 //! how it ended.
 //!
 //! (Over 600 lines with its unit tests: three tools and what each says of
@@ -13,11 +13,11 @@ use tmux_control::PaneOutput;
 
 use std::sync::Arc;
 
-use crate::journal::{Held, Journal};
-use crate::regions::Region;
+use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
-use crate::shape::{Highlight, LossReport, describe_losses};
+use crate::terminal::journal::{Held, Journal};
+use crate::terminal::regions::Region;
+use crate::text::shape::{Highlight, LossReport, describe_losses};
 use crate::text::{cook, pane_size};
 use crate::text::{json_len, json_prefix};
 use crate::tools::inspect::search_regex;
@@ -28,7 +28,7 @@ const MAX_LIST: usize = 200;
 
 /// One command in a terminal.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RegionEntry {
+pub(crate) struct RegionEntry {
     /// Its number in the pane (from 1, in order).
     pub id: u64,
     /// The command line: as run typed it, else as the shell echoed it (secrets masked; null when the log no longer holds it).
@@ -63,7 +63,7 @@ pub struct RegionEntry {
 
 /// Output of a recovered region that the cooked log no longer holds.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
-pub struct OutputLost {
+pub(crate) struct OutputLost {
     /// rotated_out: dropped from the log to keep it within --log-bytes (older than the oldest line it holds); not_in_log: the log holds no line with these numbers (a record on disk that could not be read: see the restart line in read_log).
     pub why: &'static str,
     /// The first log line lost; null when the loss starts in lines dropped before the region was written (their numbers are not known).
@@ -195,7 +195,7 @@ fn output_lost(
 /// Arguments of `list_regions`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ListRegionsArgs {
+pub(crate) struct ListRegionsArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// Only the last this many (default 50, at most 200).
@@ -204,7 +204,7 @@ pub struct ListRegionsArgs {
 
 /// Result of `list_regions`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ListRegionsResult {
+pub(crate) struct ListRegionsResult {
     /// The pane.
     pub pane: String,
     /// The regions, oldest first.
@@ -256,7 +256,7 @@ impl Summary for ListRegionsResult {
 /// Arguments of `read_region`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct ReadRegionArgs {
+pub(crate) struct ReadRegionArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// The region's id (from list_regions); default the last one.
@@ -267,7 +267,7 @@ pub struct ReadRegionArgs {
 
 /// Result of `read_region`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ReadRegionResult {
+pub(crate) struct ReadRegionResult {
     /// The pane.
     pub pane: String,
     /// The region.
@@ -343,7 +343,7 @@ impl Summary for ReadRegionResult {
 /// Arguments of `search_regions`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct SearchRegionsArgs {
+pub(crate) struct SearchRegionsArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// What to find: a regular expression (Rust syntax), or a plain string with literal=true.
@@ -362,7 +362,7 @@ pub struct SearchRegionsArgs {
 
 /// A match in a region.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RegionMatch {
+pub(crate) struct RegionMatch {
     /// The region's id.
     pub id: u64,
     /// Where the match is: output (what the command printed) or command (its command line, which is not output).
@@ -376,7 +376,7 @@ pub struct RegionMatch {
 
 /// Result of `search_regions`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct SearchRegionsResult {
+pub(crate) struct SearchRegionsResult {
     /// The pane.
     pub pane: String,
     /// The matches, oldest region first.
@@ -577,7 +577,7 @@ impl TmuxMcp {
                 .map(|(_, t)| t.as_str())
                 .collect::<Vec<_>>()
                 .join("\n");
-            let half = budget.saturating_sub(crate::shape::REPLY_OVERHEAD) / 2;
+            let half = budget.saturating_sub(crate::text::shape::REPLY_OVERHEAD) / 2;
             let small = json_len(&text) <= half;
             let text = if small {
                 text

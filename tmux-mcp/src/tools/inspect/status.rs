@@ -1,7 +1,7 @@
 //! What a terminal is doing, with the evidence: at its prompt, running a
 //! command, waiting for input, starting, or exited. From the shell's own
 //! marks where it has shell integration, the pane's state as tmux pushes
-//! it, and the kernel ([`crate::probe`]). `pane_info` reports it and
+//! it, and the kernel ([`crate::terminal::probe`]). `pane_info` reports it and
 //! `wait_for_state` waits for it.
 
 use std::time::Instant;
@@ -14,18 +14,18 @@ use tmux_control::command::PaneInfo;
 use tmux_control::shell::{ShellKind, ShellPhase};
 use tmux_control::{PaneOutput, PaneState};
 
-use crate::backend::Conn;
-use crate::probe::probe;
+use crate::mcp::server::TmuxMcp;
+use crate::mcp::wait::{CallCtx, PROGRESS_EVERY, Waited};
 use crate::reply::{Json, Summary, ToolError};
-use crate::server::TmuxMcp;
+use crate::terminal::backend::Conn;
+use crate::terminal::probe::probe;
 use crate::tools::WaitStatus;
 use crate::tools::inspect::{cancelled, ms};
-use crate::wait::{CallCtx, PROGRESS_EVERY, Waited};
 
 /// What a terminal is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum TerminalState {
+pub(crate) enum TerminalState {
     /// The shell has not drawn its first prompt yet (reading its start-up files).
     Starting,
     /// A shell waits at its prompt for a command line.
@@ -55,7 +55,7 @@ impl TerminalState {
 
 /// A terminal's state and the evidence for it.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct StateFacts {
+pub(crate) struct StateFacts {
     /// What the terminal is doing.
     pub state: TerminalState,
     /// The shell with shell integration in the pane (bash, zsh, fish), if any.
@@ -157,7 +157,7 @@ Bounded by timeout_secs (default 30, capped by the server), with progress notifi
 /// Arguments of `wait_for_state`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct WaitForStateArgs {
+pub(crate) struct WaitForStateArgs {
     /// The pane: an id like `%3` or an exact name.
     pub target: String,
     /// The states to wait for (any of them).
@@ -168,7 +168,7 @@ pub struct WaitForStateArgs {
 
 /// Result of `wait_for_state`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct WaitForStateResult {
+pub(crate) struct WaitForStateResult {
     /// The pane watched.
     pub pane: String,
     /// matched or timeout.

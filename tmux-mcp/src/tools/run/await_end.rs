@@ -12,14 +12,14 @@ use tmux_control::{PaneChunk, PaneExit, PaneOutput, PaneStream, WaitError};
 
 use super::input::waiting_for_input;
 use super::{RunMode, RunResult, RunStatus, ended, ms};
-use crate::backend::Conn;
-use crate::probe::Evidence;
-use crate::regions::Region;
+use crate::mcp::server::TmuxMcp;
+use crate::mcp::wait::{CallCtx, Waited};
 use crate::reply::{Json, ToolError};
-use crate::runs::{Ended, RunState};
-use crate::server::TmuxMcp;
-use crate::shell::ShellSlot;
-use crate::wait::{CallCtx, Waited};
+use crate::terminal::backend::Conn;
+use crate::terminal::probe::Evidence;
+use crate::terminal::regions::Region;
+use crate::terminal::runs::{Ended, RunState};
+use crate::terminal::shell::ShellSlot;
 
 /// How the wait for a run ended.
 enum End {
@@ -124,7 +124,7 @@ impl TmuxMcp {
 /// found interrupted, or its end seen (by an earlier check, or by its
 /// integrated shell `slot` since it was typed).
 fn ended_before(state: &RunState, slot: Option<&ShellSlot>) -> Option<End> {
-    if state.abandoned == Some(crate::runs::INTERRUPTED) {
+    if state.abandoned == Some(crate::terminal::runs::INTERRUPTED) {
         return Some(End::Interrupted);
     }
     if state.abandoned.is_some() {

@@ -1,14 +1,14 @@
 //! Whether a running command waits for input, from the kernel's evidence
-//! ([`crate::probe`]), taken when its output pauses and at the heartbeat.
+//! ([`crate::terminal::probe`]), taken when its output pauses and at the heartbeat.
 
 use std::time::Duration;
 
 use tmux_control::command::DisplayMessage;
 use tmux_control::{PaneId, PaneOutput};
 
-use crate::backend::Conn;
-use crate::probe::{Evidence, probe};
-use crate::wait::PROGRESS_EVERY;
+use crate::mcp::wait::PROGRESS_EVERY;
+use crate::terminal::backend::Conn;
+use crate::terminal::probe::{Evidence, probe};
 
 /// How long a run's output must pause before `run` asks the kernel whether
 /// the command waits for input (a true timer: a debounce after output).

@@ -4,7 +4,7 @@
 //! In a shell with shell integration (docs/tools.md) the command is typed
 //! as it is and its end, status and pipeline statuses come from the
 //! shell's own marks; anywhere else it is typed in the wrapped form of
-//! [`crate::markers`]. Both forms are read by one
+//! [`crate::terminal::markers`]. Both forms are read by one
 //! `tmux_control::shell::ShellTracker`.
 //!
 //! This file holds the tool and the steps of a run; each step is a file:
@@ -30,15 +30,15 @@ mod preflight;
 mod reply;
 mod typing;
 
-pub use reply::{RunArgs, RunMode, RunResult, RunStatus};
+pub(crate) use reply::{RunArgs, RunMode, RunResult, RunStatus};
 
-use crate::actors::Sharing;
-use crate::backend::Conn;
+use crate::mcp::server::TmuxMcp;
+use crate::mcp::wait::CallCtx;
 use crate::reply::{Json, ToolError};
-use crate::runs::Ended;
-use crate::server::TmuxMcp;
+use crate::terminal::actors::Sharing;
+use crate::terminal::backend::Conn;
+use crate::terminal::runs::Ended;
 use crate::tools::{Guarded, refuse_nul};
-use crate::wait::CallCtx;
 use preflight::{Prompt, STARTING};
 
 /// What `start_run` did.
@@ -153,7 +153,7 @@ impl TmuxMcp {
         // while the command runs): another actor's input waits meanwhile.
         let turn = conn
             .actors
-            .take_turn(r.pane, crate::actors::current())
+            .take_turn(r.pane, crate::mcp::actors::current())
             .await;
         let po = conn.follow(r.pane).await?;
         let busy = self.busy(conn, &po, r.pane).await;

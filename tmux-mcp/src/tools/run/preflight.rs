@@ -11,11 +11,11 @@ use tmux_control::shell::{ShellKind, ShellPhase, ShellTracker};
 use tmux_control::{PaneId, PaneOutput, PaneState};
 
 use super::ended;
-use crate::backend::Conn;
+use crate::mcp::server::TmuxMcp;
 use crate::reply::ToolError;
-use crate::runs::RunState;
-use crate::server::TmuxMcp;
-use crate::shell::ShellSlot;
+use crate::terminal::backend::Conn;
+use crate::terminal::runs::RunState;
+use crate::terminal::shell::ShellSlot;
 use crate::tools::check_typable;
 
 /// The longest `run` waits for a just-started pane's program to show as
@@ -110,7 +110,7 @@ async fn wrapped_busy(
                 .unwrap_or_else(|e| e.into_inner())
                 .get_mut(&id)
             {
-                run.abandoned = Some(crate::runs::INTERRUPTED);
+                run.abandoned = Some(crate::terminal::runs::INTERRUPTED);
             }
             None
         }
@@ -244,7 +244,7 @@ pub(super) fn take_over(
     if force {
         // The caller takes the pane over: the unfinished run is
         // given up (its resume says so), not waited for.
-        crate::runs::abandon(
+        crate::terminal::runs::abandon(
             &conn.runs,
             pane,
             "a later run with force=true took the pane over",
@@ -358,15 +358,18 @@ pub(super) fn check_pane(
 /// prompt, a line end echoed after it, and a continuation prompt, `> ` or
 /// `quote> `, last) waits for the rest of it: an open quote, a trailing
 /// `\`, a `do` without `done`. The wrapped form's shell is judged by
-/// [`crate::shell::Shells::wrapped_continues`].
+/// [`crate::terminal::shell::Shells::wrapped_continues`].
 fn at_continuation(conn: &Conn, po: &PaneOutput, shell: Option<&ShellSlot>) -> bool {
     match shell {
         Some(slot) => {
             if let Some(from) = slot.tracker.input_start()
                 && let echoed = po.read_from(from, 1 << 16).1
-                && (crate::shell::continues(&echoed)
+                && (crate::terminal::shell::continues(&echoed)
                     || (slot.kind == ShellKind::Fish
-                        && crate::shell::fish_continues(&echoed, po.emulated_screen().as_ref())))
+                        && crate::terminal::shell::fish_continues(
+                            &echoed,
+                            po.emulated_screen().as_ref(),
+                        )))
             {
                 return true;
             }

@@ -7,15 +7,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use tmux_control::PaneId;
 
-use crate::actors::Sharing;
 use crate::reply::Summary;
-use crate::shape::{Highlight, LossReport, describe_losses};
+use crate::terminal::actors::Sharing;
+use crate::text::shape::{Highlight, LossReport, describe_losses};
 use crate::tools::{Excerpt, Omitted};
 
 /// Arguments of `run`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The pane whose shell runs the command: an id like `%3` or an exact name. Required with command.
     pub target: Option<String>,
     /// The shell command line to run. Give either command or run_id.
@@ -38,7 +38,7 @@ pub struct RunArgs {
 /// How a run ended (so far).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum RunStatus {
+pub(crate) enum RunStatus {
     /// The command finished; exit_status is its `$?`.
     Completed,
     /// Still running when the time limit passed: resume with run_id.
@@ -62,7 +62,7 @@ pub enum RunStatus {
 /// How `run` typed the command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
-pub enum RunMode {
+pub(crate) enum RunMode {
     /// As given, into a shell with shell integration.
     Integrated,
     /// Between two markers, into a shell without shell integration.
@@ -71,7 +71,7 @@ pub enum RunMode {
 
 /// Result of `run`.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct RunResult {
+pub(crate) struct RunResult {
     /// The pane.
     pub pane: String,
     /// Identifies this run: pass it back to keep waiting while status is running.

@@ -1,6 +1,6 @@
 //! Typing the command of `run`, once the checks before it passed: as it is
 //! into an integrated shell, else in the wrapped form of
-//! [`crate::markers`] (fish's own where fish reads it); the run is recorded
+//! [`crate::terminal::markers`] (fish's own where fish reads it); the run is recorded
 //! before the Enter key that starts it.
 
 use std::time::{Duration, Instant};
@@ -10,11 +10,11 @@ use tmux_control::shell::{ShellKind, ShellTracker, shell_nonce};
 use tmux_control::{PaneId, PaneOutput};
 
 use super::Started;
-use crate::actors::Turn;
-use crate::backend::Conn;
-use crate::markers::wrapper_line;
 use crate::reply::ToolError;
-use crate::runs::{RunState, TypedInto};
+use crate::terminal::actors::Turn;
+use crate::terminal::backend::Conn;
+use crate::terminal::markers::wrapper_line;
+use crate::terminal::runs::{RunState, TypedInto};
 use crate::tools::{paste, press_enter, type_text};
 
 /// Types `command` into `pane` (`integrated`: it has an integrated shell)
@@ -98,8 +98,10 @@ fn typed_into(conn: &Conn, row: &PaneInfo) -> Option<TypedInto> {
         return None;
     }
     row.pid.and_then(|pid| {
-        let shell = crate::probe::probe(pid, &row.tty).foreground.unwrap_or(pid);
-        crate::probe::cmdline(shell).map(|cmdline| TypedInto {
+        let shell = crate::terminal::probe::probe(pid, &row.tty)
+            .foreground
+            .unwrap_or(pid);
+        crate::terminal::probe::cmdline(shell).map(|cmdline| TypedInto {
             pid: shell,
             cmdline,
             tty: row.tty.clone(),
@@ -122,7 +124,11 @@ fn read_by_fish(row: &PaneInfo, remote: bool) -> bool {
     if fish(row.current_command.as_bytes()) {
         return true;
     }
-    let Some(cmdline) = row.pid.filter(|_| !remote).and_then(crate::probe::cmdline) else {
+    let Some(cmdline) = row
+        .pid
+        .filter(|_| !remote)
+        .and_then(crate::terminal::probe::cmdline)
+    else {
         return false;
     };
     let mut args = cmdline.split(|&b| b == 0);

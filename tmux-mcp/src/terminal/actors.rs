@@ -1,0 +1,251 @@
+//! Who did what to which pane: per pane (kept on the tmux connection, so
+//! it ends with it, and forgotten with the terminal's record when tmux says
+//! the pane is gone) who created the pane and who typed into it when, and
+//! the pane's input turn, which serialises input: the input tools and
+//! `run`'s typing take it, an async lock held only while input is prepared
+//! and typed (never while `run` waits for its command to finish, and never
+//! by the reading tools). The replies say who else uses the pane
+//! ([`Sharing`]); `list_terminals` says who created it and typed into it
+//! last ([`PaneActorsEntry`]). The names are the callers' (the MCP layer's
+//! `actors`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use tmux_control::PaneId;
+
+use crate::text::rfc3339;
+
+/// The most actors remembered per pane as having typed into it.
+const TYPISTS: usize = 16;
+
+/// What an input tool's or `run`'s reply says about other actors on the
+/// pane (absent when no other actor has typed into it).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub(crate) struct Sharing {
+    /// Another actor was typing into this pane when this call came: this call waited until that input was done (input to one pane is serialised), then typed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_for: Option<String>,
+    /// The last other actor (another MCP client) that typed into this pane before this call: someone else is using this terminal.
+    pub last_other_actor: Option<String>,
+    /// When that actor last typed (RFC 3339, UTC).
+    pub last_other_at: Option<String>,
+}
+
+impl Sharing {
+    /// A sentence for a reply's text form (empty when there is nothing to say).
+    pub(crate) fn sentence(sharing: Option<&Self>) -> String {
+        let Some(s) = sharing else {
+            return String::new();
+        };
+        let mut out = String::new();
+        if let Some(other) = &s.waited_for {
+            out.push_str(&format!(
+                " It waited for {other:?}, who was typing into this pane at the same time."
+            ));
+        }
+        if let (Some(other), Some(at)) = (&s.last_other_actor, &s.last_other_at) {
+            out.push_str(&format!(
+                " This terminal is shared: {other:?} last typed into it at {at}."
+            ));
+        }
+        out
+    }
+}
+
+/// Who created a pane and who last typed into it, for `list_terminals`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub(crate) struct PaneActorsEntry {
+    /// The actor that created the pane (through create_terminal on this server).
+    pub created_by: Option<String>,
+    /// When (RFC 3339, UTC).
+    pub created_at: Option<String>,
+    /// The actor that last typed into the pane (input tools and run).
+    pub last_input_by: Option<String>,
+    /// When (RFC 3339, UTC).
+    pub last_input_at: Option<String>,
+    /// The actor typing into the pane right now, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typing_now: Option<String>,
+}
+
+#[derive(Default)]
+struct PaneRecord {
+    created: Option<(Arc<str>, SystemTime)>,
+    /// The actors that typed into the pane, each with its latest time,
+    /// latest last.
+    typists: Vec<(Arc<str>, SystemTime)>,
+    /// Held while an actor types into the pane.
+    turn: Arc<tokio::sync::Mutex<()>>,
+    /// Who holds `turn`.
+    holder: Option<Arc<str>>,
+}
+
+/// The actors of each pane of one tmux connection.
+#[derive(Default)]
+pub(crate) struct PaneActors {
+    panes: Arc<Mutex<HashMap<PaneId, PaneRecord>>>,
+}
+
+/// The right to type into one pane, until dropped.
+pub(crate) struct Turn {
+    panes: Arc<Mutex<HashMap<PaneId, PaneRecord>>>,
+    pane: PaneId,
+    actor: Arc<str>,
+    sharing: Option<Sharing>,
+    _held: tokio::sync::OwnedMutexGuard<()>,
+}
+
+fn lock(
+    panes: &Mutex<HashMap<PaneId, PaneRecord>>,
+) -> std::sync::MutexGuard<'_, HashMap<PaneId, PaneRecord>> {
+    panes.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl PaneActors {
+    /// Forgets `pane` (it is gone).
+    pub(crate) fn forget(&self, pane: PaneId) {
+        lock(&self.panes).remove(&pane);
+    }
+
+    /// How many panes have a record.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        lock(&self.panes).len()
+    }
+
+    /// Remembers that `actor` created `pane` now.
+    pub(crate) fn created(&self, pane: PaneId, actor: Arc<str>) {
+        let mut panes = lock(&self.panes);
+        let record = panes.entry(pane).or_default();
+        record.created = Some((actor, SystemTime::now()));
+    }
+
+    /// Waits for `pane`'s turn (another actor's input to it finishes
+    /// first) and takes it for `actor`. The turn says who else uses the
+    /// pane ([`Turn::sharing`]); [`Turn::typed`] records the input.
+    pub(crate) async fn take_turn(&self, pane: PaneId, actor: Arc<str>) -> Turn {
+        let turn = lock(&self.panes).entry(pane).or_default().turn.clone();
+        let (held, busy_with) = match turn.clone().try_lock_owned() {
+            Ok(held) => (held, None),
+            Err(_) => {
+                let holder = lock(&self.panes).get(&pane).and_then(|r| r.holder.clone());
+                tracing::debug!(%pane, actor = %actor, holder = ?holder, "waiting for the pane's input turn");
+                (turn.lock_owned().await, holder)
+            }
+        };
+        let mut panes = lock(&self.panes);
+        let record = panes.entry(pane).or_default();
+        record.holder = Some(actor.clone());
+        tracing::debug!(%pane, actor = %actor, "took the pane's input turn");
+        let last_other = record
+            .typists
+            .iter()
+            .rev()
+            .find(|(who, _)| **who != *actor)
+            .cloned();
+        let waited_for = busy_with.filter(|who| **who != *actor);
+        let sharing = (waited_for.is_some() || last_other.is_some()).then(|| Sharing {
+            waited_for: waited_for.map(|w| w.to_string()),
+            last_other_actor: last_other.as_ref().map(|(who, _)| who.to_string()),
+            last_other_at: last_other.map(|(_, at)| rfc3339(at)),
+        });
+        Turn {
+            panes: self.panes.clone(),
+            pane,
+            actor,
+            sharing,
+            _held: held,
+        }
+    }
+
+    /// Who created `pane` and who typed into it last.
+    pub(crate) fn entry(&self, pane: PaneId) -> Option<PaneActorsEntry> {
+        let panes = lock(&self.panes);
+        let record = panes.get(&pane)?;
+        let last = record.typists.last();
+        let entry = PaneActorsEntry {
+            created_by: record.created.as_ref().map(|(who, _)| who.to_string()),
+            created_at: record.created.as_ref().map(|(_, at)| rfc3339(*at)),
+            last_input_by: last.map(|(who, _)| who.to_string()),
+            last_input_at: last.map(|(_, at)| rfc3339(*at)),
+            typing_now: record.holder.as_ref().map(ToString::to_string),
+        };
+        (entry != PaneActorsEntry::default()).then_some(entry)
+    }
+}
+
+impl Turn {
+    /// What the reply says about other actors on the pane.
+    pub(crate) fn sharing(&self) -> Option<Sharing> {
+        self.sharing.clone()
+    }
+
+    /// Records that the turn's actor types into the pane now.
+    pub(crate) fn typed(&self) {
+        let mut panes = lock(&self.panes);
+        let record = panes.entry(self.pane).or_default();
+        record.typists.retain(|(who, _)| *who != self.actor);
+        record.typists.push((self.actor.clone(), SystemTime::now()));
+        if record.typists.len() > TYPISTS {
+            record.typists.remove(0);
+        }
+    }
+}
+
+impl Drop for Turn {
+    fn drop(&mut self) {
+        if let Some(record) = lock(&self.panes).get_mut(&self.pane) {
+            record.holder = None;
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn turns_are_serialised_and_say_who_else_typed() {
+        let actors = PaneActors::default();
+        let pane = PaneId(7);
+        let a: Arc<str> = Arc::from("A");
+        let b: Arc<str> = Arc::from("B");
+        actors.created(pane, a.clone());
+        let first = actors.take_turn(pane, a.clone()).await;
+        assert_eq!(first.sharing(), None);
+        first.typed();
+        assert_eq!(actors.entry(pane).unwrap().typing_now.as_deref(), Some("A"));
+        // B waits while A holds the turn, and is told about A.
+        let waiting = tokio::spawn({
+            let actors = PaneActors {
+                panes: actors.panes.clone(),
+            };
+            let b = b.clone();
+            async move {
+                let turn = actors.take_turn(pane, b).await;
+                turn.typed();
+                turn.sharing()
+            }
+        });
+        tokio::task::yield_now().await;
+        assert!(!waiting.is_finished());
+        drop(first);
+        let sharing = waiting.await.unwrap().unwrap();
+        assert_eq!(sharing.waited_for.as_deref(), Some("A"));
+        assert_eq!(sharing.last_other_actor.as_deref(), Some("A"));
+        let entry = actors.entry(pane).unwrap();
+        assert_eq!(entry.created_by.as_deref(), Some("A"));
+        assert_eq!(entry.last_input_by.as_deref(), Some("B"));
+        assert_eq!(entry.typing_now, None);
+        // A again: B was the last other actor; nobody to wait for.
+        let again = actors.take_turn(pane, a).await;
+        let sharing = again.sharing().unwrap();
+        assert_eq!(sharing.last_other_actor.as_deref(), Some("B"));
+        assert_eq!(sharing.waited_for, None);
+    }
+}

@@ -1,0 +1,759 @@
+//! The durable cooked log of each followed pane: its output cooked into
+//! the lines a human saw ([`crate::text::cooked`]), numbered for good, written to
+//! disk as it arrives and read back by a restarted tmux-mcp, with the
+//! pane's regions.
+//!
+//! Each pane's log lives in `STATE_DIR/logs/ID/` (directory 0700, files
+//! 0600), where `ID` is kept in the pane's `@tmux-mcp-log` option so a
+//! restarted server finds it again. `log.jsonl` holds one JSON record per
+//! line: a session start (`"t":"s"`), a final line (`"t":"l"`: number,
+//! session, offset in that session's output, text, kind) or a region
+//! (`"t":"r"`). When `log.jsonl` passes half the bound it becomes
+//! `log.1.jsonl` (replacing the older one) and a new file starts with the
+//! regions known so far, so the log on disk never holds more than the bound
+//! and the regions survive rotation. A restarted server reads the records
+//! back one by one: a line that is not a record (cut short by a crash, even
+//! inside a multi-byte character) is skipped and counted in the log's
+//! restart line, and the records after it are read. A pane that is gone
+//! takes its log with it. The lines the pane still shows (they can change) are not on disk: a
+//! restarted server reads them from tmux's screen.
+//!
+//! A pane can also end unseen: its tmux server was killed, or tmux-mcp was
+//! not running. So each log directory of a local pane names its tmux
+//! server's process in a file `server`, and each new connection removes
+//! ([`Journals::prune`]) the logs whose server process is gone, and the
+//! logs of its own server that no pane's `@tmux-mcp-log` names any more.
+//! Logs of other live servers, of remote hosts and without a `server` file
+//! are left alone.
+//!
+//! One task per pane feeds its log from the pane's output stream (pushed,
+//! never polled) and writes its regions once their output is cooked.
+//!
+//! In memory the final lines are kept compactly ([`Store`]): blocks of
+//! texts one after the other with 16 bytes of bookkeeping a line, counted
+//! with their buffers' whole capacity, so the bound holds for a flood of
+//! short lines too.
+//!
+//! The line store is in `store`, the log on disk (its records, writing
+//! and rotating them, and reading them back when a log is opened) in
+//! `disk`, the log directories (their names, `server` files and pruning)
+//! in `dirs`.
+
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use tmux_control::command::Raw;
+use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput, Tmux};
+
+use crate::terminal::regions::{Region, Regions};
+use crate::text::cooked::{Cooked, Cooker, LineKind};
+use crate::text::{cook, pane_size};
+
+mod dirs;
+mod disk;
+mod store;
+
+use dirs::{OPTION, log_id, prune_dead, remove_log_dir, write_server_file};
+use disk::{Record, StoredRegion};
+use store::{Store, View};
+
+/// One line of a pane's cooked log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LogLine {
+    /// Its number in the pane's log, from 1, never reused.
+    pub(crate) n: u64,
+    /// The tmux-mcp session (process run) that recorded it, from 1.
+    pub(crate) session: u32,
+    /// Offset in that session's output of the byte that started it.
+    pub(crate) at: u64,
+    /// The text.
+    pub(crate) text: String,
+    /// What it is.
+    pub(crate) kind: LineKind,
+}
+
+/// What the log holds of a range of its lines ([`Journal::held`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Held {
+    /// How many of the lines it holds.
+    pub(crate) lines: u64,
+    /// The oldest line it holds (the next line's number when it holds none).
+    pub(crate) oldest: u64,
+}
+
+/// What a read of the log returns.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct LogRead {
+    /// The lines, oldest first: final ones, then the lines still on the
+    /// screen, numbered as they will be if they do not change.
+    pub(crate) lines: Vec<LogLine>,
+    /// Number of the first line the log still holds.
+    pub(crate) first: u64,
+    /// Number the next final line will get.
+    pub(crate) next: u64,
+    /// How many of `lines` are still on the screen (the last ones).
+    pub(crate) live: usize,
+    /// A full-screen program is running now.
+    pub(crate) full_screen: bool,
+    /// The log is written to disk (else memory only).
+    pub(crate) durable: bool,
+}
+
+struct Inner {
+    dir: Option<PathBuf>,
+    file: Option<File>,
+    file_bytes: u64,
+    max_bytes: u64,
+    /// The final lines kept in memory, within `max_bytes`.
+    lines: Store,
+    next: u64,
+    session: u32,
+    cooker: Cooker,
+    /// Offset of the output fed so far (this session).
+    fed: u64,
+    /// The regions written (the last [`crate::terminal::regions::KEEP`]), rewritten
+    /// into a new file on rotation.
+    written: VecDeque<StoredRegion>,
+    /// The id of the last region written (the regions' ids only grow).
+    last_id: u64,
+    /// The pane's layout generation when the cooker was last sized.
+    layout: Option<u64>,
+    /// The session and offset of the last line dropped from memory.
+    evicted: Option<(u32, u64)>,
+    /// The recovered regions whose output began with bytes the log had
+    /// dropped when they were written: id and how many bytes.
+    dropped: HashMap<u64, u64>,
+}
+
+/// The cooked log of one pane (see the module docs).
+pub(crate) struct Journal {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").finish_non_exhaustive()
+    }
+}
+
+impl Inner {
+    fn push(&mut self, line: Cooked) {
+        let n = self.next;
+        self.next += 1;
+        let record = Record::Line {
+            n,
+            s: self.session,
+            at: line.at,
+            x: line.text,
+            k: line.kind.name().to_owned(),
+        };
+        self.write(&record);
+        if let Record::Line { x, .. } = &record {
+            self.keep(n, self.session, line.at, x, line.kind);
+        }
+    }
+
+    /// Keeps a final line in memory, dropping the oldest lines to stay
+    /// within the bound.
+    fn keep(&mut self, n: u64, session: u32, at: u64, text: &str, kind: LineKind) {
+        if let Some(last) = self.lines.push(n, session, at, text, kind) {
+            self.evicted = Some(last);
+        }
+        while self.lines.bytes > self.max_bytes {
+            match self.lines.pop_block() {
+                Some(last) => self.evicted = Some(last),
+                None => break,
+            }
+        }
+    }
+
+    /// The log line holding offset `at` of this session's output.
+    fn line_at(&self, at: u64) -> Option<u64> {
+        let session = self.session;
+        // This session's final lines are the last ones, in offset order.
+        let i = self
+            .lines
+            .partition_point(|l| l.session < session || (l.session == session && l.at <= at));
+        let last_final = i
+            .checked_sub(1)
+            .and_then(|i| self.lines.get(i))
+            .filter(|l| l.session == session)
+            .map(|l| l.n);
+        let on_screen = self
+            .cooker
+            .tail_offsets()
+            .iter()
+            .take_while(|row_at| **row_at <= at)
+            .count();
+        match on_screen.checked_sub(1) {
+            Some(row) => Some(self.next + row as u64),
+            None => last_final,
+        }
+    }
+}
+
+impl Journal {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Cooks output at `offset` into the log.
+    fn feed(&self, offset: u64, data: &[u8]) {
+        let mut inner = self.lock();
+        for line in inner.cooker.feed(offset, data) {
+            inner.push(line);
+        }
+        inner.fed = offset + data.len() as u64;
+    }
+
+    /// Ends what is on the screen and records a gap.
+    fn gap(&self, at: u64, text: String) {
+        let mut inner = self.lock();
+        for line in inner.cooker.finish() {
+            inner.push(line);
+        }
+        inner.push(Cooked {
+            at,
+            text,
+            kind: LineKind::Gap,
+        });
+        inner.cooker = Cooker::new(at);
+        inner.layout = None;
+        inner.fed = inner.fed.max(at);
+    }
+
+    /// Sizes the cooker from the pane's screen after a layout change.
+    fn resize_from(&self, po: &PaneOutput) {
+        let generation = po.state().layout_generation;
+        if self.lock().layout == Some(generation) {
+            return;
+        }
+        if let Some(screen) = po.emulated_screen() {
+            let mut inner = self.lock();
+            let w = u16::try_from(screen.width).unwrap_or(u16::MAX);
+            let h = u16::try_from(screen.height).unwrap_or(u16::MAX);
+            inner.cooker.resize(w, h);
+            inner.layout = Some(generation);
+        }
+    }
+
+    /// Writes the regions whose output is cooked and not yet written.
+    fn write_regions(&self, regions: Vec<Region>, po: &PaneOutput) -> bool {
+        let mut inner = self.lock();
+        let session = inner.session;
+        for r in regions {
+            if r.recovered || r.id <= inner.last_id {
+                continue;
+            }
+            if r.end > inner.fed {
+                // Its output is not cooked yet: written after a later feed.
+                return true;
+            }
+            let command = r.command.clone().or_else(|| {
+                let (from, to) = r.input?;
+                let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
+                (at == from).then(|| cook(&raw, pane_size(po)).trim().to_owned())
+            });
+            let (lines, dropped) = region_span(&inner, &r);
+            let stored = StoredRegion {
+                dropped,
+                id: r.id,
+                s: session,
+                command,
+                cwd: r.cwd.clone(),
+                status: r.status,
+                pipestatus: r.pipestatus.clone(),
+                duration_ms: r.duration_ms,
+                integrated: r.integrated,
+                lines,
+                output_bytes: r.output_end - r.output_start,
+                end: r.end,
+            };
+            inner.write(&Record::Region(stored.clone()));
+            inner.last_id = r.id;
+            inner.written.push_back(stored);
+            if inner.written.len() > crate::terminal::regions::KEEP {
+                inner.written.pop_front();
+            }
+        }
+        false
+    }
+
+    /// The id of the last region written.
+    fn last_id(&self) -> u64 {
+        self.lock().last_id
+    }
+
+    /// The log's lines from number `from` (or the last `last` lines), at
+    /// most `max` of them: the final lines, then those still on the screen,
+    /// numbered as they will be if they do not change.
+    pub(crate) fn read(&self, from: Option<u64>, last: usize, max: usize) -> LogRead {
+        let inner = self.lock();
+        let (tail, full_screen) = inner.cooker.tail();
+        let live: Vec<LogLine> = tail
+            .into_iter()
+            .enumerate()
+            .map(|(i, l)| LogLine {
+                n: inner.next + i as u64,
+                session: inner.session,
+                at: l.at,
+                text: l.text,
+                kind: l.kind,
+            })
+            .collect();
+        let first = inner.lines.front().map_or(inner.next, |l| l.n);
+        // Lines are in number order: find where to start, then copy only
+        // the lines returned.
+        let total = inner.lines.len() + live.len();
+        let skip = match from {
+            Some(from) => {
+                inner.lines.partition_point(|l| l.n < from)
+                    + live.iter().take_while(|l| l.n < from).count()
+            }
+            None => total.saturating_sub(last.min(max)),
+        };
+        let finals = inner.lines.len();
+        let mut lines: Vec<LogLine> = inner
+            .lines
+            .iter_from(skip)
+            .take(max)
+            .map(View::to_line)
+            .collect();
+        let room = max - lines.len();
+        lines.extend(
+            live.into_iter()
+                .skip(skip.saturating_sub(finals))
+                .take(room),
+        );
+        let live_count = lines.iter().filter(|l| l.n >= inner.next).count();
+        LogRead {
+            lines,
+            first,
+            next: inner.next,
+            live: live_count,
+            full_screen,
+            durable: inner.file.is_some(),
+        }
+    }
+
+    /// Lines `from..=to` (final or on the screen), for a recovered region.
+    pub(crate) fn lines(&self, from: u64, to: u64) -> Vec<LogLine> {
+        let read = self.read(
+            Some(from),
+            0,
+            usize::try_from(to.saturating_sub(from) + 1).unwrap_or(usize::MAX),
+        );
+        read.lines.into_iter().filter(|l| l.n <= to).collect()
+    }
+
+    /// Of log lines `from..=to`, how many the log holds (final or still on
+    /// the screen), and the oldest line it holds: the lines before that
+    /// one were rotated out.
+    pub(crate) fn held(&self, from: u64, to: u64) -> Held {
+        let inner = self.lock();
+        let oldest = inner.lines.front().map_or(inner.next, |l| l.n);
+        let finals = inner.lines.partition_point(|l| l.n <= to)
+            - inner.lines.partition_point(|l| l.n < from);
+        let live_end = inner.next + inner.cooker.tail().0.len() as u64;
+        let live = to
+            .saturating_add(1)
+            .min(live_end)
+            .saturating_sub(from.max(inner.next));
+        Held {
+            lines: finals as u64 + live,
+            oldest,
+        }
+    }
+
+    /// Bytes at the start of recovered region `id`'s output that the log
+    /// had dropped when the region was written (0 when none).
+    pub(crate) fn dropped_before(&self, id: u64) -> u64 {
+        self.lock().dropped.get(&id).copied().unwrap_or(0)
+    }
+
+    /// The first and last log lines of a region's output (this session's).
+    pub(crate) fn region_lines(&self, r: &Region) -> Option<(u64, u64)> {
+        region_lines(&self.lock(), r)
+    }
+
+    fn remove_files(&self) {
+        let mut inner = self.lock();
+        inner.file = None;
+        if let Some(dir) = inner.dir.take() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
+fn region_lines(inner: &Inner, r: &Region) -> Option<(u64, u64)> {
+    if let Some(lines) = r.lines {
+        return Some(lines);
+    }
+    if r.output_end <= r.output_start {
+        return None;
+    }
+    let first = inner.line_at(r.output_start)?;
+    let last = inner.line_at(r.output_end - 1)?;
+    (first <= last).then_some((first, last))
+}
+
+/// The first and last log lines of a region's output, for writing it,
+/// and how many bytes at its start the log had already dropped (in no line
+/// it holds): then the first line is the first one after them.
+fn region_span(inner: &Inner, r: &Region) -> (Option<(u64, u64)>, u64) {
+    let total = r.output_end.saturating_sub(r.output_start);
+    if total == 0 {
+        return (None, 0);
+    }
+    if inner.line_at(r.output_start).is_some() {
+        return (region_lines(inner, r), 0);
+    }
+    // Its start is in no line held: dropped, if this session's lines were.
+    let session = inner.session;
+    if inner.evicted.is_none_or(|(s, _)| s != session) {
+        return (region_lines(inner, r), 0);
+    }
+    // The oldest line held after it: this session's first final line,
+    // else the first row on the screen.
+    let i = inner.lines.partition_point(|l| l.session < session);
+    let first = match inner.lines.get(i) {
+        Some(l) => Some((l.n, l.at)),
+        None => inner
+            .cooker
+            .tail_offsets()
+            .first()
+            .map(|at| (inner.next, *at)),
+    };
+    match first {
+        Some((n, at)) if at < r.output_end => {
+            let last = inner.line_at(r.output_end - 1).filter(|last| *last >= n);
+            (
+                last.map(|last| (n, last)),
+                at.saturating_sub(r.output_start).min(total),
+            )
+        }
+        _ => (None, total),
+    }
+}
+
+/// The cooked logs of one connection's panes.
+pub(crate) struct Journals {
+    root: Option<PathBuf>,
+    max_bytes: u64,
+    /// The process id of the local tmux server whose panes these are
+    /// (`None` on a remote host, or when tmux did not say).
+    server: Option<u32>,
+    panes: Mutex<HashMap<PaneId, (Arc<Journal>, PaneOutput)>>,
+    /// Called with a pane once it is gone and its log removed: everything
+    /// else known about it is forgotten there ([`Journals::when_gone`]).
+    gone: std::sync::OnceLock<GoneHook>,
+    /// How many gone panes were forgotten so far.
+    forgotten: tokio::sync::watch::Sender<u64>,
+}
+
+/// What [`Journals::when_gone`] sets.
+type GoneHook = Box<dyn Fn(PaneId) + Send + Sync>;
+
+impl Journals {
+    /// Logs under `root` (`STATE_DIR/logs`), each bounded to `max_bytes` on
+    /// disk and in memory; memory only when `root` is `None`. `server` is
+    /// the local tmux server's process id, written into each log directory
+    /// (see [`Journals::prune`]).
+    pub(crate) fn new(root: Option<PathBuf>, max_bytes: u64, server: Option<u32>) -> Self {
+        Self {
+            root,
+            max_bytes,
+            server,
+            panes: Mutex::new(HashMap::new()),
+            gone: std::sync::OnceLock::new(),
+            forgotten: tokio::sync::watch::Sender::new(0),
+        }
+    }
+
+    /// Has `hook` called with each pane once it is gone and its log is
+    /// removed (the connection forgets the pane there). Set once.
+    pub(crate) fn when_gone(&self, hook: GoneHook) {
+        let _ = self.gone.set(hook);
+    }
+
+    /// Completes once `count` gone panes have been forgotten in all.
+    #[cfg(test)]
+    pub(crate) async fn forgotten(&self, count: u64) {
+        let _ = self.forgotten.subscribe().wait_for(|n| *n >= count).await;
+    }
+
+    /// How many panes have a log.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.panes().len()
+    }
+
+    /// Removes the logs of panes that ended while no tmux-mcp watched them:
+    /// those whose tmux server process is gone (it was killed, or the
+    /// machine restarted), and those of this connection's own server that
+    /// no pane names in its `@tmux-mcp-log` option any more. Returns how
+    /// many it removed.
+    ///
+    /// The directories are listed before the panes: a pane names its log
+    /// in its option before the directory is made, so a directory listed
+    /// first belongs to a pane that the listing shows while it lives (also
+    /// one another tmux-mcp process on the same server has just made).
+    pub(crate) async fn prune(&self, tmux: &Tmux) -> usize {
+        let (Some(root), Some(server)) = (&self.root, self.server) else {
+            return 0;
+        };
+        let (mut removed, ours) = prune_dead(root, server);
+        if ours.is_empty() {
+            return removed;
+        }
+        let listed = tmux
+            .run(Raw::new("list-panes").args(["-a", "-F", &format!("#{{{OPTION}}}")]))
+            .await;
+        let Ok(lines) = listed else {
+            return removed;
+        };
+        let named: std::collections::HashSet<String> = lines
+            .iter()
+            .map(|l| String::from_utf8_lossy(l).trim().to_owned())
+            .collect();
+        for dir in ours {
+            let named_by_a_pane = dir
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| named.contains(n));
+            if !named_by_a_pane && remove_log_dir(&dir) {
+                removed += 1;
+            }
+        }
+        removed
+    }
+
+    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, (Arc<Journal>, PaneOutput)>> {
+        self.panes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The pane's log, if it has one yet.
+    pub(crate) fn get(&self, pane: PaneId) -> Option<Arc<Journal>> {
+        self.panes().get(&pane).map(|(j, _)| j.clone())
+    }
+
+    /// The output of a pane whose log is open and whose output has not
+    /// ended: a pane that exists, known without asking tmux.
+    pub(crate) fn live_output(&self, pane: PaneId) -> Option<PaneOutput> {
+        self.panes()
+            .get(&pane)
+            .map(|(_, po)| po.clone())
+            .filter(|po| po.ended().is_none())
+    }
+
+    /// The pane's log, opened (or recovered from disk, with its regions)
+    /// the first time, and fed from then on by a task of its own.
+    pub(crate) async fn ensure(
+        self: &Arc<Self>,
+        tmux: &Tmux,
+        po: &PaneOutput,
+        regions: &Arc<Regions>,
+    ) -> Arc<Journal> {
+        let pane = po.pane();
+        if let Some(journal) = self.get(pane) {
+            return journal;
+        }
+        let dir = match &self.root {
+            Some(root) => Some(root.join(log_id(tmux, pane).await)),
+            None => None,
+        };
+        let (journal, recovered) = Journal::open(dir, self.max_bytes, po.start_offset());
+        if let (Some(server), Some(dir)) = (self.server, journal.lock().dir.clone()) {
+            write_server_file(&dir, server);
+        }
+        let journal = Arc::new(journal);
+        {
+            let mut panes = self.panes();
+            if let Some((other, _)) = panes.get(&pane) {
+                return other.clone();
+            }
+            panes.insert(pane, (journal.clone(), po.clone()));
+        }
+        regions.recover(pane, recovered.into_iter().map(StoredRegion::into_region));
+        tokio::spawn(feed(
+            self.clone(),
+            journal.clone(),
+            po.clone(),
+            regions.clone(),
+        ));
+        journal
+    }
+}
+
+/// Feeds the pane's log from its output stream until the pane ends.
+async fn feed(
+    journals: Arc<Journals>,
+    journal: Arc<Journal>,
+    po: PaneOutput,
+    regions: Arc<Regions>,
+) {
+    let pane = po.pane();
+    let mut changed = regions.subscribe();
+    let fed = journal.lock().fed;
+    let mut stream = po.stream_from(fed);
+    // Regions recorded and not yet written (their output may still be
+    // coming): looked at again after each feed until none is left.
+    let mut pending = true;
+    loop {
+        tokio::select! {
+            chunk = stream.next() => match chunk {
+                Some(PaneChunk::Output { offset, data }) => {
+                    journal.resize_from(&po);
+                    journal.feed(offset, &data);
+                }
+                Some(PaneChunk::Missed { from, to }) => journal.gap(
+                    to,
+                    format!("[{} bytes of output not recorded here: the in-memory log evicted them first]", to - from),
+                ),
+                Some(PaneChunk::Lost { at }) => journal.gap(
+                    at,
+                    "[output lost here: tmux discarded some while the pane was paused]".to_owned(),
+                ),
+                Some(_) => {}
+                None => break,
+            },
+            Ok(()) = changed.changed() => pending = true,
+        }
+        if pending {
+            pending = journal.write_regions(regions.since(pane, journal.last_id()), &po);
+        }
+    }
+    journal.write_regions(regions.since(pane, journal.last_id()), &po);
+    if matches!(po.ended(), Some(PaneEnd::Gone)) {
+        journal.remove_files();
+        journals.panes().remove(&pane);
+        if let Some(hook) = journals.gone.get() {
+            hook(pane);
+        }
+        journals.forgotten.send_modify(|n| *n += 1);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_are_numbered_written_and_recovered() {
+        let dir = std::env::temp_dir().join(format!("tmux-mcp-journal-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (journal, recovered) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        assert!(recovered.is_empty());
+        journal.feed(0, b"one\r\ntwo\r\n\x1b]133;A\x07$ ");
+        let read = journal.read(None, 10, 100);
+        let texts: Vec<_> = read.lines.iter().map(|l| (l.n, l.text.as_str())).collect();
+        assert_eq!(texts, [(1, "one"), (2, "two"), (3, "$")]);
+        assert_eq!(read.live, 1);
+        assert!(read.durable);
+        let mode = std::fs::metadata(dir.join("log.jsonl"))
+            .unwrap()
+            .permissions();
+        assert_eq!(
+            std::os::unix::fs::PermissionsExt::mode(&mode) & 0o777,
+            0o600
+        );
+        drop(journal);
+        // A restart: the final lines come back with their numbers, then a
+        // gap line, and new output continues the numbering.
+        let (journal, _) = Journal::open(Some(dir.clone()), 1 << 20, 0);
+        journal.feed(0, b"three\r\n");
+        let read = journal.read(Some(1), 0, 100);
+        let texts: Vec<_> = read
+            .lines
+            .iter()
+            .map(|l| (l.n, l.kind, l.text.as_str()))
+            .collect();
+        assert_eq!(texts[0], (1, LineKind::Text, "one"));
+        assert_eq!(texts[1], (2, LineKind::Text, "two"));
+        assert_eq!(texts[2].0, 3);
+        assert_eq!(texts[2].1, LineKind::Gap);
+        assert_eq!(texts[3], (4, LineKind::Text, "three"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    pub(super) fn stored(id: u64, lines: Option<(u64, u64)>, dropped: u64) -> StoredRegion {
+        StoredRegion {
+            id,
+            s: 1,
+            command: Some(format!("command {id}")),
+            cwd: None,
+            status: Some(0),
+            pipestatus: None,
+            duration_ms: None,
+            integrated: true,
+            lines,
+            output_bytes: 10,
+            end: 0,
+            dropped,
+        }
+    }
+
+    #[test]
+    fn a_region_whose_start_was_dropped_says_how_much() {
+        let dir =
+            std::env::temp_dir().join(format!("tmux-mcp-journal-drop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (journal, _) = Journal::open(Some(dir.clone()), 64 * 1024, 0);
+        let mut at = 0;
+        let mut feed = |data: &[u8]| {
+            journal.feed(at, data);
+            at += data.len() as u64;
+            at
+        };
+        let start = feed(b"\x1b]133;A\x07$ seq\r\n\x1b]133;C\x07");
+        let mut body = Vec::new();
+        for i in 1..=20_000 {
+            body.extend_from_slice(format!("{i}\r\n").as_bytes());
+        }
+        let end = feed(&body);
+        feed(b"\x1b]133;D;0\x07\x1b]133;A\x07$ ");
+        let region = Region {
+            id: 1,
+            command: None,
+            input: None,
+            cwd: None,
+            output_start: start,
+            output_end: end,
+            end,
+            status: Some(0),
+            pipestatus: None,
+            duration_ms: None,
+            integrated: true,
+            lines: None,
+            recovered: false,
+        };
+        let (lines, dropped) = region_span(&journal.lock(), &region);
+        let (first, last) = lines.unwrap();
+        let oldest = journal.read(None, 1, 1).first;
+        assert_eq!(first, oldest);
+        let held = journal.lines(first, last);
+        assert_eq!(held.last().unwrap().text, "20000");
+        assert_eq!(held.first().unwrap().at - start, dropped);
+        assert!(dropped > 0 && dropped < end - start);
+        assert_eq!(
+            journal.held(first - 10, last + 1),
+            Held {
+                lines: last - first + 2,
+                oldest
+            }
+        );
+        let mut r = stored(1, lines, dropped);
+        r.output_bytes = end - start;
+        journal.lock().write(&Record::Region(r));
+        drop(journal);
+        let (journal, _) = Journal::open(Some(dir.clone()), 64 * 1024, 0);
+        assert_eq!(
+            (journal.dropped_before(1), journal.dropped_before(2)),
+            (dropped, 0)
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

@@ -1,0 +1,230 @@
+//! Regions: each command line a terminal ran, with where its command line
+//! and output are in the pane's log, its working directory, exit status,
+//! pipeline statuses and (for `run`) duration.
+//!
+//! In a shell with shell integration every command line is a region, typed
+//! by `run`, `send_text` or a human: [`crate::terminal::shell`] records it when it
+//! reads the shell's end mark. In other shells each completed `run` is one.
+//! At most [`KEEP`] regions are kept per pane (the oldest are forgotten);
+//! their text is read back from the pane's log, which can have evicted it.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use tmux_control::PaneId;
+use tmux_control::shell::FinishedCommand;
+
+/// Regions kept per pane.
+pub(crate) const KEEP: usize = 1000;
+
+/// One command line and its result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Region {
+    /// Its number in the pane, from 1.
+    pub(crate) id: u64,
+    /// The command as `run` typed it, when `run` did.
+    pub(crate) command: Option<String>,
+    /// Where the shell's echo of the command line is, when marked.
+    pub(crate) input: Option<(u64, u64)>,
+    /// The working directory it ran in, when the shell reported it.
+    pub(crate) cwd: Option<String>,
+    /// Offset of the first byte of its output.
+    pub(crate) output_start: u64,
+    /// Offset just after its output.
+    pub(crate) output_end: u64,
+    /// Offset just after its end mark.
+    pub(crate) end: u64,
+    /// Its exit status.
+    pub(crate) status: Option<i32>,
+    /// Its pipeline's statuses (shell integration only).
+    pub(crate) pipestatus: Option<Vec<i32>>,
+    /// How long it took, when `run` timed it.
+    pub(crate) duration_ms: Option<u64>,
+    /// Whether shell integration marked it (else `run`'s wrapped form).
+    pub(crate) integrated: bool,
+    /// Its output's first and last lines in the pane's cooked log, when
+    /// recovered from disk (else looked up in the log when needed).
+    pub(crate) lines: Option<(u64, u64)>,
+    /// Recovered from the log of an earlier run of tmux-mcp: its offsets
+    /// are not this run's (its output is read from the cooked log).
+    pub(crate) recovered: bool,
+}
+
+impl Region {
+    /// A region for a command line an integrated shell finished.
+    pub(crate) fn marked(f: &FinishedCommand) -> Self {
+        Self {
+            id: 0,
+            command: None,
+            input: f.input,
+            cwd: f.directory.as_ref().map(|d| d.display().to_string()),
+            output_start: f.output_start,
+            output_end: f.output_end,
+            end: f.end,
+            status: f.status,
+            pipestatus: Some(f.pipestatus.clone()),
+            duration_ms: None,
+            integrated: true,
+            lines: None,
+            recovered: false,
+        }
+    }
+}
+
+/// The regions of every pane.
+#[derive(Debug, Default)]
+pub(crate) struct Regions {
+    panes: Mutex<HashMap<PaneId, (u64, VecDeque<Region>)>>,
+    /// Bumped on each new region, for the pane logs that write them.
+    changed: tokio::sync::watch::Sender<u64>,
+}
+
+impl Regions {
+    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, (u64, VecDeque<Region>)>> {
+        self.panes.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records `region` (numbered here) unless one ending at the same
+    /// offset is already recorded.
+    pub(crate) fn record(&self, pane: PaneId, mut region: Region) {
+        let mut panes = self.panes();
+        let (count, list) = panes.entry(pane).or_default();
+        if list.iter().rev().any(|r| r.end == region.end) {
+            return;
+        }
+        *count += 1;
+        region.id = *count;
+        list.push_back(region);
+        if list.len() > KEEP {
+            list.pop_front();
+        }
+        drop(panes);
+        self.changed.send_modify(|n| *n += 1);
+    }
+
+    /// Puts back the regions a pane's log recovered from an earlier run
+    /// (before any of this run's); numbering continues after them.
+    pub(crate) fn recover(&self, pane: PaneId, recovered: impl Iterator<Item = Region>) {
+        let mut panes = self.panes();
+        let (count, list) = panes.entry(pane).or_default();
+        let mut old: Vec<Region> = recovered.collect();
+        if old.is_empty() {
+            return;
+        }
+        old.sort_by_key(|r| r.id);
+        let shift = old.last().map_or(0, |r| r.id);
+        for r in list.iter_mut() {
+            r.id += shift;
+        }
+        *count += shift;
+        for r in old.into_iter().rev() {
+            list.push_front(r);
+        }
+        while list.len() > KEEP {
+            list.pop_front();
+        }
+    }
+
+    /// Changes whenever a region is recorded.
+    pub(crate) fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changed.subscribe()
+    }
+
+    /// Adds what `run` knows to the region that ended at `end`.
+    pub(crate) fn annotate(&self, pane: PaneId, end: u64, command: &str, duration_ms: u64) {
+        let mut panes = self.panes();
+        if let Some(r) = panes
+            .get_mut(&pane)
+            .and_then(|(_, list)| list.iter_mut().rev().find(|r| r.end == end))
+        {
+            r.command = Some(command.to_owned());
+            r.duration_ms = Some(duration_ms);
+        }
+    }
+
+    /// The pane's regions, oldest first.
+    pub(crate) fn list(&self, pane: PaneId) -> Vec<Region> {
+        self.panes()
+            .get(&pane)
+            .map(|(_, list)| list.iter().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// The pane's regions after id `id`, oldest first.
+    pub(crate) fn since(&self, pane: PaneId, id: u64) -> Vec<Region> {
+        let panes = self.panes();
+        let Some((_, list)) = panes.get(&pane) else {
+            return Vec::new();
+        };
+        let newer = list.iter().rev().take_while(|r| r.id > id).count();
+        list.iter().skip(list.len() - newer).cloned().collect()
+    }
+
+    /// Forgets a pane's regions (its program was replaced).
+    /// Their numbering goes on, so a region id is never reused in a pane
+    /// (its cooked log refers to them).
+    pub(crate) fn forget(&self, pane: PaneId) {
+        if let Some((_, list)) = self.panes().get_mut(&pane) {
+            list.clear();
+        }
+    }
+
+    /// Forgets a pane that is gone, numbering and all.
+    pub(crate) fn remove(&self, pane: PaneId) {
+        self.panes().remove(&pane);
+    }
+
+    /// How many panes have regions.
+    #[cfg(test)]
+    pub(crate) fn len(&self) -> usize {
+        self.panes().len()
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests {
+    use super::*;
+
+    fn region(end: u64) -> Region {
+        Region {
+            id: 0,
+            command: None,
+            input: None,
+            cwd: None,
+            output_start: end - 1,
+            output_end: end - 1,
+            end,
+            status: Some(0),
+            pipestatus: None,
+            duration_ms: None,
+            integrated: false,
+            lines: None,
+            recovered: false,
+        }
+    }
+
+    #[test]
+    fn numbered_once_annotated_and_bounded() {
+        let regions = Regions::default();
+        let pane = PaneId(1);
+        regions.record(pane, region(10));
+        regions.record(pane, region(10));
+        regions.record(pane, region(20));
+        regions.annotate(pane, 20, "make", 5);
+        let list = regions.list(pane);
+        assert_eq!(list.iter().map(|r| r.id).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            (list[1].command.as_deref(), list[1].duration_ms),
+            (Some("make"), Some(5))
+        );
+        for end in 0..(KEEP as u64 + 5) {
+            regions.record(pane, region(100 + end));
+        }
+        let list = regions.list(pane);
+        assert_eq!(list.len(), KEEP);
+        assert_eq!(list.last().unwrap().id, KEEP as u64 + 7);
+        regions.forget(pane);
+        assert!(regions.list(pane).is_empty());
+    }
+}
