@@ -31,8 +31,9 @@
 //! Each layer imports only the ones below it:
 //!
 //! ```text
-//! api         pane logs, streams, waits, state, screen   (Tmux::follow, PaneOutput)
-//! connection  one tmux -C client: replies matched FIFO,   (Tmux, Subscription)
+//! api         the public handle; pane logs, streams,      (Tmux, PaneOutput)
+//!             waits, state, screen
+//! connection  one tmux -C client: replies matched FIFO,   (ConnectOptions, Subscription)
 //!             pane output routed to per-pane sinks,
 //!             notifications fanned out
 //! command     typed commands: one quoted line each,       (command)
@@ -44,6 +45,10 @@
 //! api registers a sink for each followed pane (through the connection's
 //! command channel, so the route exists before any later command is
 //! written) and a watcher that turns notifications into pane state.
+//! [`Tmux`] is defined at the api layer, as a thin client over the
+//! crate-private connection handle (tokio-postgres' shape): it holds that
+//! handle and the api's state for the connection side by side, so the
+//! connection keeps nothing of the layer above it.
 //!
 //! ## Example
 //!
@@ -102,7 +107,7 @@ mod server;
 mod text;
 mod version;
 
-pub use connection::{ConnectOptions, Event, Subscription, Tmux};
+pub use connection::{ConnectOptions, Event, Subscription};
 pub use error::{Closed, Error, ErrorKind, Result};
 pub use ids::{PaneId, ParseIdError, SessionId, WindowId};
 #[cfg(feature = "emulator")]
@@ -110,7 +115,7 @@ pub use pane::EmulatedScreen;
 pub use pane::shell;
 pub use pane::{
     Expect, Loss, LossReason, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
-    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, Spawned, Typed, WaitError,
+    PaneStateChanges, PaneStream, Pattern, Resolved, Screen, Spawned, Tmux, Typed, WaitError,
 };
 pub use server::{IsolatedServer, Server};
 pub use text::PlainText;

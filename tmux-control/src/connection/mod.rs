@@ -1,5 +1,5 @@
 //! One persistent control-mode connection: a multiplexer over one `tmux -C`
-//! client, and the cheap handle that talks to it.
+//! client, and [`Connection`], the crate-private handle that talks to it.
 //!
 //! The connection knows frames, replies and routes, and nothing about what
 //! a pane is for:
@@ -15,13 +15,21 @@
 //!
 //! Sinks, watchers and subscriptions are registered through the same
 //! channel as commands, so each takes effect in order with them.
+//!
+//! The public handle, [`Tmux`](crate::Tmux), is not defined here but at
+//! the api layer (`pane`), as a thin client over a [`Connection`] (the
+//! shape of tokio-postgres' `Client` over its private connection): it
+//! holds the connection handle beside the api's own state for the
+//! connection (its follower), as a typed field. So this layer needs no
+//! slot for the state of a layer above it, and imports nothing from it;
+//! the api passes its sinks and watchers down as trait objects
+//! ([`PaneSink`], [`Watcher`]).
 
 mod options;
 mod routing;
 mod task;
 mod writer;
 
-use std::any::Any;
 use std::process::Stdio;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -109,8 +117,6 @@ pub(crate) struct Shared {
     session: Mutex<Option<SessionId>>,
     /// The tmux at the other end, read once at connect time.
     version: OnceLock<Version>,
-    /// State the api layer keeps per connection (its follower).
-    api: OnceLock<Arc<dyn Any + Send + Sync>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -144,27 +150,23 @@ impl Shared {
     }
 }
 
-/// A handle to one persistent `tmux -C` connection. Cheap to clone; any
-/// number of tasks may send commands at once (they are pipelined). The
-/// connection ends when the last handle is dropped or tmux goes away.
+/// The handle to one persistent `tmux -C` connection, private to the
+/// crate. Cheap to clone; any number of tasks may send commands at once
+/// (they are pipelined). The connection ends when the last handle is
+/// dropped or tmux goes away.
 ///
-/// ```no_run
-/// # async fn demo() -> tmux_control::Result<()> {
-/// use tmux_control::{Server, Tmux};
-/// let tmux = Tmux::connect(&Server::named("work")).await?;
-/// let reply = tmux.raw_line("display-message -p '#{version}'").await?;
-/// println!("tmux {}", String::from_utf8_lossy(&reply.body[0]));
-/// # Ok(()) }
-/// ```
+/// The public [`Tmux`](crate::Tmux) (at the api layer) holds one of these
+/// beside the api's own state for the connection; the api's internals
+/// (observers, callbacks) use this handle directly.
 #[derive(Clone)]
-pub struct Tmux {
+pub(crate) struct Connection {
     tx: mpsc::UnboundedSender<Message>,
     shared: Arc<Shared>,
 }
 
-impl std::fmt::Debug for Tmux {
+impl std::fmt::Debug for Connection {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Tmux")
+        f.debug_struct("Connection")
             .field("server", &self.shared.server)
             .field("closed", &self.shared.closed.get())
             .finish()
@@ -174,30 +176,28 @@ impl std::fmt::Debug for Tmux {
 /// A handle that does not keep the connection open (for the api's
 /// callbacks, which must not outlive the user's handles).
 #[derive(Debug, Clone)]
-pub(crate) struct WeakTmux {
+pub(crate) struct WeakConnection {
     tx: mpsc::WeakUnboundedSender<Message>,
     shared: Weak<Shared>,
 }
 
-impl WeakTmux {
+impl WeakConnection {
     /// A full handle, while the connection is still wanted.
-    pub(crate) fn upgrade(&self) -> Option<Tmux> {
-        Some(Tmux {
+    pub(crate) fn upgrade(&self) -> Option<Connection> {
+        Some(Connection {
             tx: self.tx.upgrade()?,
             shared: self.shared.upgrade()?,
         })
     }
 }
 
-impl Tmux {
-    /// Connects to `server`, attaching to (or creating) the session
-    /// [`ConnectOptions::DEFAULT_SESSION`]. The server is started if it is not running.
-    pub async fn connect(server: &Server) -> Result<Tmux> {
-        Self::connect_with(server, ConnectOptions::default()).await
-    }
-
-    /// Connects with explicit options.
-    pub async fn connect_with(server: &Server, options: ConnectOptions) -> Result<Tmux> {
+impl Connection {
+    /// Connects to `server` with `options`, starting a `tmux -C` client
+    /// (and the server, if it is not running).
+    pub(crate) async fn connect_with(
+        server: &Server,
+        options: ConnectOptions,
+    ) -> Result<Connection> {
         let mut args = vec!["-C".to_owned()];
         args.extend(options.argv()?);
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -226,37 +226,14 @@ impl Tmux {
         Self::start(transport, server.describe(), Some(server.clone()), options).await
     }
 
-    /// Runs the connection over a `tmux -C` client that the caller started
-    /// and reaches through any pair of byte streams: `reader` is what the
-    /// client writes (its stdout), `writer` what it reads (its stdin). For
-    /// example `docker exec -i CONTAINER tmux -C attach`, or an ssh
-    /// channel. The client must have been started with a command that
-    /// attaches it (`attach`, `new-session -A`); of `options`, the ones
-    /// that choose how to start a client (session, size, command,
-    /// attach-only) do not apply. Panes of other sessions cannot be
-    /// followed over a stream, since that needs a client of its own.
-    ///
-    /// ```no_run
-    /// # async fn demo() -> tmux_control::Result<()> {
-    /// use std::process::Stdio;
-    /// use tmux_control::{ConnectOptions, Tmux};
-    /// let mut child = tokio::process::Command::new("docker")
-    ///     .args(["exec", "-i", "box", "tmux", "-C", "new-session", "-A", "-s", "work"])
-    ///     .stdin(Stdio::piped())
-    ///     .stdout(Stdio::piped())
-    ///     .kill_on_drop(true)
-    ///     .spawn()?;
-    /// let (stdout, stdin) = (child.stdout.take().unwrap(), child.stdin.take().unwrap());
-    /// let tmux = Tmux::connect_stream(stdout, stdin, "docker box", ConnectOptions::default()).await?;
-    /// println!("tmux {} in the container", tmux.version());
-    /// # Ok(()) }
-    /// ```
-    pub async fn connect_stream<R, W>(
+    /// Runs the connection over a `tmux -C` client that the caller started,
+    /// through its stdout (`reader`) and stdin (`writer`).
+    pub(crate) async fn connect_stream<R, W>(
         reader: R,
         writer: W,
-        description: impl Into<String>,
+        description: String,
         options: ConnectOptions,
-    ) -> Result<Tmux>
+    ) -> Result<Connection>
     where
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
@@ -267,7 +244,7 @@ impl Tmux {
             stderr: None,
             child: None,
         };
-        Self::start(transport, description.into(), None, options).await
+        Self::start(transport, description, None, options).await
     }
 
     async fn start(
@@ -275,7 +252,7 @@ impl Tmux {
         server: String,
         address: Option<Server>,
         options: ConnectOptions,
-    ) -> Result<Tmux> {
+    ) -> Result<Connection> {
         let (tx, rx) = mpsc::unbounded_channel();
         let (closed_tx, _) = watch::channel(false);
         let shared = Arc::new(Shared {
@@ -286,7 +263,6 @@ impl Tmux {
             options: options.clone(),
             session: Mutex::new(None),
             version: OnceLock::new(),
-            api: OnceLock::new(),
         });
         let (ready_tx, ready_rx) = oneshot::channel();
         let task = ConnectionTask::new(rx, shared.clone(), ready_tx);
@@ -301,9 +277,9 @@ impl Tmux {
             Ok(Err(_)) => return Err(Error::Closed(shared.closed())),
             Err(_) => return Err(Error::Timeout(timeout)),
         }
-        let tmux = Tmux { tx, shared };
+        let conn = Connection { tx, shared };
         if let Some(seconds) = options.pause_after_seconds() {
-            tmux.run(RefreshClient::flags([ClientFlag::PauseAfter(seconds)], []))
+            conn.run(RefreshClient::flags([ClientFlag::PauseAfter(seconds)], []))
                 .await?;
         }
         // One query for everything the connection needs to know: the
@@ -311,7 +287,7 @@ impl Tmux {
         // by hand because typed commands are encoded for a version, which
         // is what this asks; neither value can hold a character that any
         // version escapes.
-        let reply = tmux
+        let reply = conn
             .expect_ok("display-message -p '#{session_id} #{version}'")
             .await?;
         let line = reply.first().map(|l| &l[..]).unwrap_or_default();
@@ -323,23 +299,23 @@ impl Tmux {
             command: "display-message".into(),
             detail: format!("no session id in {:?}", String::from_utf8_lossy(line)),
         })?;
-        tmux.shared.set_session(session);
-        let _ = tmux
+        conn.shared.set_session(session);
+        let _ = conn
             .shared
             .version
             .set(Version::parse(&String::from_utf8_lossy(version)));
         tracing::info!(
-            server = %tmux.shared.server,
-            version = %tmux.version(),
+            server = %conn.shared.server,
+            version = %conn.version(),
             session = %session,
             "connected to tmux"
         );
-        Ok(tmux)
+        Ok(conn)
     }
 
-    /// Runs a typed command and returns its typed result. The command is
-    /// encoded and its reply decoded for [`Tmux::version`].
-    pub async fn run<C: Command>(&self, command: C) -> Result<C::Output> {
+    /// Runs a typed command and returns its typed result, encoded and
+    /// decoded for [`Connection::version`].
+    pub(crate) async fn run<C: Command>(&self, command: C) -> Result<C::Output> {
         let version = self.version();
         let mut line = CommandLine::for_version(version.clone());
         command.encode(&mut line)?;
@@ -360,32 +336,15 @@ impl Tmux {
         command.parse(reply?, version)
     }
 
-    /// The version of the tmux server this connection talks to, as
-    /// `#{version}` gave it at connect time (asked in the same query as the
-    /// attached session, so it costs no round trip of its own).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> tmux_control::Result<()> {
-    /// use tmux_control::{IsolatedServer, Tmux, Version};
-    /// let server = IsolatedServer::new()?;
-    /// let tmux = Tmux::connect(server.server()).await?;
-    /// assert!(tmux.version() >= &Version::OLDEST_SUPPORTED);
-    /// println!("connected to tmux {}", tmux.version());
-    /// # Ok(()) }
-    /// ```
-    pub fn version(&self) -> &Version {
+    /// The version of the tmux at the other end, read at connect time.
+    pub(crate) fn version(&self) -> &Version {
         self.shared.version()
     }
 
-    /// Sends one command line exactly as given (already quoted for tmux's
-    /// parser) and returns its reply block, `%error` included.
-    ///
-    /// The line must hold exactly one command: no unquoted `;`, and no
-    /// command that makes tmux send extra reply blocks (`if-shell`,
-    /// `source-file`, …); otherwise later replies would be matched to the
-    /// wrong callers. Prefer [`Tmux::run`] with the typed commands.
-    pub async fn raw_line(&self, line: impl Into<Vec<u8>>) -> Result<Reply> {
+    /// Sends one command line exactly as given and returns its reply
+    /// block, `%error` included; lines that would desynchronise the
+    /// matching of replies are refused.
+    pub(crate) async fn raw_line(&self, line: impl Into<Vec<u8>>) -> Result<Reply> {
         self.send(line.into()).await
     }
 
@@ -413,22 +372,13 @@ impl Tmux {
     }
 
     /// The session this connection is attached to.
-    pub fn attached_session(&self) -> Option<SessionId> {
+    pub(crate) fn attached_session(&self) -> Option<SessionId> {
         self.shared.session()
     }
 
-    /// Subscribes to every [`Event`] from now on, with the default queue
-    /// length. A subscriber that does not keep up gets [`Event::Gap`]
-    /// markers; it never slows the connection or other subscribers.
-    pub fn subscribe(&self) -> Subscription {
-        self.subscribe_with_capacity(Subscription::DEFAULT_CAPACITY)
-    }
-
-    /// Subscribes with a queue of `capacity` events (at least 1).
-    ///
-    /// The subscription is registered in order with commands: it sees every
-    /// event that tmux sends after the reply to any command sent before it.
-    pub fn subscribe_with_capacity(&self, capacity: usize) -> Subscription {
+    /// Subscribes to every [`Event`] from now on with a queue of
+    /// `capacity` events (at least 1), registered in order with commands.
+    pub(crate) fn subscribe_with_capacity(&self, capacity: usize) -> Subscription {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         let missed = Arc::new(AtomicU64::new(0));
         let registered = self
@@ -442,37 +392,30 @@ impl Tmux {
     }
 
     /// `true` once the connection has ended.
-    pub fn is_closed(&self) -> bool {
+    pub(crate) fn is_closed(&self) -> bool {
         self.shared.closed.get().is_some()
     }
 
+    /// Why the connection ended, once it has.
+    pub(crate) fn ended(&self) -> Option<&Arc<Closed>> {
+        self.shared.closed.get()
+    }
+
     /// Waits until the connection ends and returns why.
-    pub async fn closed(&self) -> Arc<Closed> {
+    pub(crate) async fn closed(&self) -> Arc<Closed> {
         let mut rx = self.shared.closed_tx.subscribe();
         let _ = rx.wait_for(|closed| *closed).await;
         self.shared.closed()
     }
 
-    /// How to reach the server again: the address this connection was
-    /// made with, or `None` for a connection over a caller's streams
-    /// ([`Tmux::connect_stream`]).
-    ///
-    /// ```
-    /// # #[tokio::main(flavor = "current_thread")]
-    /// # async fn main() -> tmux_control::Result<()> {
-    /// use tmux_control::{IsolatedServer, Tmux};
-    /// let server = IsolatedServer::new()?;
-    /// let tmux = Tmux::connect(server.server()).await?;
-    /// assert_eq!(tmux.server().map(|s| s.describe()), Some(server.server().describe()));
-    /// # Ok(()) }
-    /// ```
-    pub fn server(&self) -> Option<&Server> {
+    /// The address this connection was made with; `None` over a caller's
+    /// streams.
+    pub(crate) fn server(&self) -> Option<&Server> {
         self.shared.address.as_ref()
     }
 
-    /// A description of the server for messages, like `tmux -L work` (or
-    /// the description given to [`Tmux::connect_stream`]).
-    pub fn describe(&self) -> &str {
+    /// A description of the server for messages.
+    pub(crate) fn describe(&self) -> &str {
         &self.shared.server
     }
 
@@ -493,8 +436,8 @@ impl Tmux {
     }
 
     /// A handle that does not keep the connection open.
-    pub(crate) fn downgrade(&self) -> WeakTmux {
-        WeakTmux {
+    pub(crate) fn downgrade(&self) -> WeakConnection {
+        WeakConnection {
             tx: self.tx.downgrade(),
             shared: Arc::downgrade(&self.shared),
         }
@@ -507,29 +450,15 @@ impl Tmux {
 
     /// Starts another client of the same server with `options`: how the api
     /// attaches observers. Fails over a caller's stream.
-    pub(crate) async fn connect_sibling(&self, options: ConnectOptions) -> Result<Tmux> {
+    pub(crate) async fn connect_sibling(&self, options: ConnectOptions) -> Result<Connection> {
         match &self.shared.address {
-            Some(server) => Box::pin(Tmux::connect_with(server, options)).await,
+            Some(server) => Box::pin(Connection::connect_with(server, options)).await,
             None => Err(Error::InvalidArgument(format!(
                 "{} is a connection over a stream: it cannot start another client \
                  (to follow a pane of another session, connect over a stream to that session)",
                 self.shared.server
             ))),
         }
-    }
-
-    /// The api's per-connection state of type `T`, made by `init` on first
-    /// use. One type per connection: the api's follower.
-    pub(crate) fn api_state<T: Any + Send + Sync>(
-        &self,
-        init: impl FnOnce() -> Arc<T>,
-    ) -> Option<Arc<T>> {
-        let any = self
-            .shared
-            .api
-            .get_or_init(|| init() as Arc<dyn Any + Send + Sync>)
-            .clone();
-        any.downcast::<T>().ok()
     }
 }
 

@@ -24,7 +24,7 @@ const STDERR_CAP: usize = 16 * 1024;
 
 /// Who gets the next flags-1 reply.
 enum Waiter {
-    /// A caller of `Tmux::send`; `true` for `refresh-client -A`, whose
+    /// A caller of `Connection::send`; `true` for `refresh-client -A`, whose
     /// reply body carries `%pause`/`%continue` lines in tmux up to 3.7.
     Caller(oneshot::Sender<Result<Reply>>, bool),
     /// A command the connection sent itself; the reply is ignored (but

@@ -9,6 +9,7 @@ use super::PaneOutput;
 use super::emulator::{EmulatedScreen, SEED_FORMAT, SEED_TRIES, SeedState, seeded};
 use super::log::PaneLog;
 use crate::command::{CapturePane, DisplayMessage};
+use crate::connection::Connection;
 use crate::error::Result;
 
 impl PaneOutput {
@@ -91,12 +92,12 @@ impl PaneOutput {
     /// # Ok(()) }
     /// ```
     pub async fn resync_screen(&self) -> Result<bool> {
-        seed(&self.log, &self.tmux).await
+        seed(&self.log, self.tmux.connection()).await
     }
 }
 
 /// Seeds `log`'s emulator from tmux; see [`PaneOutput::resync_screen`].
-pub(super) async fn seed(log: &Arc<PaneLog>, tmux: &crate::connection::Tmux) -> Result<bool> {
+pub(super) async fn seed(log: &Arc<PaneLog>, tmux: &Connection) -> Result<bool> {
     let pane = log.pane();
     let moment = || {
         let g = log.lock();

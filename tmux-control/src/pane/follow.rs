@@ -1,5 +1,5 @@
-//! [`Tmux::follow`] and the follower each connection gets the first time a
-//! pane is followed through it.
+//! [`Tmux::follow`] and the follower each connection gets when it is made
+//! (the [`Tmux`] handle holds it; an observer holds its own).
 //!
 //! tmux sends a pane's output only to the control clients attached to a
 //! session that contains it. A pane of the connection's own session is
@@ -16,20 +16,21 @@ use std::sync::{Arc, Mutex, Weak};
 
 use tokio::sync::OnceCell;
 
-use super::PaneOutput;
 use super::log::{CloseHandler, PaneLog};
 use super::state;
+use super::{PaneOutput, Tmux};
 use crate::command::ListPanes;
-use crate::connection::Tmux;
-use crate::connection::{PaneSink, Watcher, WeakTmux};
+use crate::connection::{Connection, PaneSink, Watcher, WeakConnection};
 use crate::error::{Closed, Error, Result};
 use crate::ids::{PaneId, SessionId, WindowId};
 use crate::proto::{Notification, layout_pane_sizes};
 
-/// What the api keeps per connection.
+/// What the api keeps per connection: made with the connection, held by
+/// its [`Tmux`] handle (or its [`Observer`]), and registered as the
+/// connection's watcher.
 pub(super) struct Follower {
     me: Weak<Follower>,
-    conn: WeakTmux,
+    conn: WeakConnection,
     pane_log: usize,
     /// The panes followed through this connection.
     logs: Mutex<HashMap<PaneId, Weak<PaneLog>>>,
@@ -42,41 +43,38 @@ pub(super) struct Follower {
     /// only once the pane's route exists.
     registering: tokio::sync::Mutex<()>,
     /// Observer connections for panes of other sessions.
-    observers: tokio::sync::Mutex<HashMap<SessionId, Tmux>>,
+    observers: tokio::sync::Mutex<HashMap<SessionId, Observer>>,
     /// The state subscriptions, set up once.
     subscribed: OnceCell<()>,
 }
 
+/// A client attached to another session only to receive its panes'
+/// output (with `ignore-size`), and the follower of its panes.
+#[derive(Clone)]
+struct Observer {
+    conn: Connection,
+    follower: Arc<Follower>,
+}
+
 impl Follower {
-    /// The follower of `tmux`, made (and registered as its watcher) on
-    /// first use.
-    fn of(tmux: &Tmux) -> Result<Arc<Follower>> {
-        let mut made = false;
-        let follower = tmux
-            .api_state(|| {
-                made = true;
-                Arc::new_cyclic(|me| Follower {
-                    me: me.clone(),
-                    conn: tmux.downgrade(),
-                    pane_log: tmux.options().pane_log_bytes(),
-                    logs: Mutex::new(HashMap::new()),
-                    kept: tmux
-                        .options()
-                        .keeps_followed()
-                        .then(|| Mutex::new(HashMap::new())),
-                    registering: tokio::sync::Mutex::new(()),
-                    observers: tokio::sync::Mutex::new(HashMap::new()),
-                    subscribed: OnceCell::new(),
-                })
-            })
-            .ok_or_else(|| {
-                Error::InvalidArgument("the connection's api state has another type".into())
-            })?;
-        if made {
-            let weak: Weak<Follower> = Arc::downgrade(&follower);
-            tmux.watch(weak);
-        }
-        Ok(follower)
+    /// The follower of `conn`, registered as its watcher.
+    pub(super) fn new(conn: &Connection) -> Arc<Follower> {
+        let follower = Arc::new_cyclic(|me| Follower {
+            me: me.clone(),
+            conn: conn.downgrade(),
+            pane_log: conn.options().pane_log_bytes(),
+            logs: Mutex::new(HashMap::new()),
+            kept: conn
+                .options()
+                .keeps_followed()
+                .then(|| Mutex::new(HashMap::new())),
+            registering: tokio::sync::Mutex::new(()),
+            observers: tokio::sync::Mutex::new(HashMap::new()),
+            subscribed: OnceCell::new(),
+        });
+        let weak: Weak<Follower> = Arc::downgrade(&follower);
+        conn.watch(weak);
+        follower
     }
 
     fn logs(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, Weak<PaneLog>>> {
@@ -98,27 +96,35 @@ impl Follower {
         logs.values().filter_map(Weak::upgrade).collect()
     }
 
-    /// The connection that receives the output of `session`'s panes.
-    async fn connection_for(&self, tmux: &Tmux, session: SessionId) -> Result<Tmux> {
-        if tmux.attached_session() == Some(session) {
-            return Ok(tmux.clone());
-        }
+    /// The observer of `session`, a sibling of this follower's
+    /// connection `tmux`: the one already attached, or a new one.
+    async fn observer(&self, tmux: &Connection, session: SessionId) -> Result<Observer> {
         let mut observers = self.observers.lock().await;
         if let Some(o) = observers.get(&session)
-            && !o.is_closed()
+            && !o.conn.is_closed()
         {
             return Ok(o.clone());
         }
-        let o = tmux
+        let conn = tmux
             .connect_sibling(tmux.options().observer_of(session))
             .await?;
         tracing::debug!(%session, "observer client attached, to follow panes of that session");
+        let o = Observer {
+            follower: Follower::new(&conn),
+            conn,
+        };
         observers.insert(session, o.clone());
         Ok(o)
     }
 
+    /// The followers of this connection's observers.
+    async fn observer_followers(&self) -> Vec<Arc<Follower>> {
+        let observers = self.observers.lock().await;
+        observers.values().map(|o| o.follower.clone()).collect()
+    }
+
     /// The log of `pane`, routed on this follower's connection `tmux`.
-    async fn log(&self, tmux: &Tmux, pane: PaneId, window: WindowId) -> Result<Arc<PaneLog>> {
+    async fn log(&self, tmux: &Connection, pane: PaneId, window: WindowId) -> Result<Arc<PaneLog>> {
         self.subscribed
             .get_or_try_init(|| async {
                 for command in state::subscriptions()? {
@@ -210,7 +216,7 @@ impl CloseHandler for Follower {
                 super::PaneEnd::ConnectionClosed(why)
             });
             if let Some(me) = me.upgrade() {
-                me.observers.lock().await.retain(|_, o| !o.is_closed());
+                me.observers.lock().await.retain(|_, o| !o.conn.is_closed());
             }
         });
     }
@@ -227,6 +233,12 @@ impl Watcher for Follower {
                 visible_layout,
                 ..
             } => {
+                // Every connection's follower watches from the start: one
+                // that follows nothing has no layout to read.
+                let followed = self.all();
+                if followed.is_empty() {
+                    return;
+                }
                 let Some(panes) = layout_pane_sizes(layout) else {
                     return;
                 };
@@ -238,7 +250,7 @@ impl Watcher for Follower {
                     .and_then(layout_pane_sizes)
                     .unwrap_or_default();
                 let mut vanished = false;
-                for log in self.all() {
+                for log in followed {
                     let me = log.pane();
                     if let Some(_place) = panes.iter().find(|p| p.pane == me) {
                         #[cfg(feature = "emulator")]
@@ -314,18 +326,22 @@ impl Tmux {
     /// ```
     pub async fn follow(&self, pane: PaneId) -> Result<PaneOutput> {
         // A pane already followed needs no round trip.
-        if let Some(log) = self.followed_log(pane).await? {
+        if let Some(log) = self.followed_log(pane).await {
             return Ok(PaneOutput::new(log, self.clone()));
         }
         let place = self.resolve(pane).await?;
         let (session, window) = (place.session, place.window);
-        let follower = Follower::of(self)?;
-        let conn = follower.connection_for(self, session).await?;
-        let log = Follower::of(&conn)?.log(&conn, pane, window).await?;
-        if !Arc::ptr_eq(&follower, &Follower::of(&conn)?) {
+        let (conn, follower) = if self.attached_session() == Some(session) {
+            (self.connection().clone(), self.follower().clone())
+        } else {
+            let o = self.follower().observer(self.connection(), session).await?;
+            (o.conn, o.follower)
+        };
+        let log = follower.log(&conn, pane, window).await?;
+        if !Arc::ptr_eq(&follower, self.follower()) {
             // Through an observer, which closes when its session ends: this
             // connection tells whether the pane went with it.
-            let handler: Weak<dyn CloseHandler> = follower.me.clone();
+            let handler: Weak<dyn CloseHandler> = self.follower().me.clone();
             log.on_close(handler);
         }
         #[cfg(feature = "emulator")]
@@ -339,18 +355,17 @@ impl Tmux {
 impl Tmux {
     /// The log of `pane` if it is followed through this connection or one
     /// of its observers and has not ended.
-    async fn followed_log(&self, pane: PaneId) -> Result<Option<Arc<PaneLog>>> {
-        let follower = Follower::of(self)?;
+    async fn followed_log(&self, pane: PaneId) -> Option<Arc<PaneLog>> {
+        let follower = self.follower();
         if let Some(log) = follower.get(pane).filter(|l| !l.is_ended()) {
-            return Ok(Some(log));
+            return Some(log);
         }
-        let observers: Vec<Tmux> = follower.observers.lock().await.values().cloned().collect();
-        for observer in observers {
-            if let Some(log) = Follower::of(&observer)?.get(pane).filter(|l| !l.is_ended()) {
-                return Ok(Some(log));
+        for observer in follower.observer_followers().await {
+            if let Some(log) = observer.get(pane).filter(|l| !l.is_ended()) {
+                return Some(log);
             }
         }
-        Ok(None)
+        None
     }
 }
 
@@ -377,15 +392,10 @@ impl Tmux {
     ///
     /// [`ConnectOptions::keep_followed`]: crate::ConnectOptions::keep_followed
     pub async fn followed(&self) -> Vec<PaneOutput> {
-        let Ok(follower) = Follower::of(self) else {
-            return Vec::new();
-        };
+        let follower = self.follower();
         let mut logs = follower.all();
-        let observers: Vec<Tmux> = follower.observers.lock().await.values().cloned().collect();
-        for observer in observers {
-            if let Ok(f) = Follower::of(&observer) {
-                logs.extend(f.all());
-            }
+        for observer in follower.observer_followers().await {
+            logs.extend(observer.all());
         }
         logs.into_iter()
             .filter(|log| !log.is_ended())

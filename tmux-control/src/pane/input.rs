@@ -3,8 +3,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use super::Tmux;
 use crate::command::{DeleteBuffer, PasteBuffer, SendKeys, SetBuffer, Target};
-use crate::connection::Tmux;
 use crate::error::Result;
 
 /// The most text one `send-keys -l` or `set-buffer` carries, and the most

@@ -1,5 +1,17 @@
-//! Following panes: the api layer over the connection's pane routes.
+//! Following panes: the api layer over the connection's pane routes, and
+//! the public handle [`Tmux`].
 //!
+//! [`Tmux`] is defined here, not in the connection layer: it is a thin
+//! client over the crate-private `connection::Connection` (as
+//! tokio-postgres' `Client` is over its private connection) that also
+//! holds this layer's own state for the connection, the follower, as a
+//! typed field made at connect time. The connection layer so keeps no
+//! state of a layer above it and imports nothing from here, and the
+//! internals below (observers, the callbacks of the follower) use the
+//! private connection handle.
+//!
+//! - `handle`: [`Tmux`], connecting, and the connection-level methods,
+//!   which delegate to the connection.
 //! - `follow`: [`Tmux::follow`](crate::Tmux::follow), the per-connection
 //!   follower (observer clients for other sessions, the state
 //!   subscriptions, the watcher that applies notifications to pane state).
@@ -18,8 +30,8 @@
 //!   [`ShellTracker`](crate::shell::ShellTracker), which reads a command's end and statuses back from
 //!   the marks.
 //!
-//! Everything here talks to tmux through typed commands on a
-//! [`Tmux`](crate::Tmux) handle.
+//! Everything here talks to tmux through typed commands on a [`Tmux`]
+//! handle or, inside, on its connection.
 
 #[cfg(feature = "emulator")]
 mod emulated;
@@ -27,6 +39,7 @@ mod emulated;
 mod emulator;
 mod expect;
 mod follow;
+mod handle;
 mod input;
 mod log;
 mod marks;
@@ -51,6 +64,7 @@ use tokio_stream::wrappers::WatchStream;
 #[cfg(feature = "emulator")]
 pub use emulator::EmulatedScreen;
 pub use expect::{Expect, Match, Pattern, WaitError};
+pub use handle::Tmux;
 pub use input::Typed;
 pub use log::{Loss, LossReason, PaneChunk, PaneEnd};
 pub use resolve::Resolved;
@@ -74,11 +88,11 @@ const STATUS_GRACE: Duration = Duration::from_millis(2500);
 #[derive(Debug, Clone)]
 pub struct PaneOutput {
     log: Arc<PaneLog>,
-    tmux: crate::connection::Tmux,
+    tmux: Tmux,
 }
 
 impl PaneOutput {
-    pub(crate) fn new(log: Arc<PaneLog>, tmux: crate::connection::Tmux) -> Self {
+    pub(crate) fn new(log: Arc<PaneLog>, tmux: Tmux) -> Self {
         Self { log, tmux }
     }
 
@@ -120,7 +134,7 @@ impl PaneOutput {
     }
 
     /// The connection this pane is followed through.
-    pub fn tmux(&self) -> &crate::connection::Tmux {
+    pub fn tmux(&self) -> &Tmux {
         &self.tmux
     }
 

@@ -1,8 +1,8 @@
 //! [`Tmux::resolve`]: any target (an id or a name) to the ids and indexes
 //! of the pane it means, in one round trip.
 
+use super::Tmux;
 use crate::command::{DisplayMessage, Target};
-use crate::connection::Tmux;
 use crate::error::{Error, Result};
 use crate::ids::{PaneId, SessionId, WindowId};
 

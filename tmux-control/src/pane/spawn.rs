@@ -10,12 +10,12 @@
 //! `respawn-pane` without a command runs it again.
 
 use super::PaneOutput;
+use super::Tmux;
 use super::state::PaneState;
 use crate::command::{
     DisplayMessage, KillPane, NewPane, NewPaneKind, OptionScope, RespawnPane, SetOption,
     ShowOption, Target, unvis,
 };
-use crate::connection::Tmux;
 use crate::error::Result;
 use crate::ids::{PaneId, SessionId, WindowId};
 

@@ -7,8 +7,8 @@ use super::quote::quote;
 use super::scripts::{BASH_HOOKS, FISH_HOOKS, ZSH_HOOKS, ZSHENV};
 use super::{NONCE_VARIABLE, ShellKind};
 use crate::command::{OptionScope, SetOption};
-use crate::connection::Tmux;
 use crate::error::Result;
+use crate::pane::Tmux;
 
 /// Whether `nonce` is one the hooks accept: 1 to 64 hex digits.
 fn valid_nonce(nonce: &str) -> bool {
