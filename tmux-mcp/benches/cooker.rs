@@ -1,13 +1,16 @@
 //! The cooked log's cost: [`tmux_control_mcp::text::cooked::Cooker`] fed a mixed
 //! terminal stream (plain lines, SGR colours, wide characters, a `\r`
 //! progress bar, readline-style cursor motion) in 64 KiB chunks at
-//! 200×50, as the log's task feeds it; MB/s, the median of 7 runs. Self-contained (no
+//! 200×50, as the log's task feeds it; and the same stream cooked whole by
+//! [`tmux_control_mcp::text::cook_lines`], as a reply cooks a range of
+//! output (`run`, `read_output`, the waits); MB/s, the median of 7 runs. Self-contained (no
 //! criterion), no tmux: `cargo bench -p tmux-control-mcp --bench cooker`
 //! (docs/benchmarks.md, "Cooked log").
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Instant;
 
+use tmux_control_mcp::text::cook_lines;
 use tmux_control_mcp::text::cooked::Cooker;
 
 const STREAM_BYTES: usize = 32 * 1024 * 1024;
@@ -64,4 +67,24 @@ fn main() {
         data.len() >> 20
     );
     assert!(lines > 100_000, "the stream cooks into lines");
+
+    let mut rates = Vec::new();
+    let mut whole = 0;
+    for _ in 0..7 {
+        let started = Instant::now();
+        whole = cook_lines(&data, Some((200, 50))).len();
+        let secs = started.elapsed().as_secs_f64();
+        rates.push(data.len() as f64 / secs / 1e6);
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "cook_lines: {:.1} MB/s median (min {:.1}, max {:.1}) over {} MiB, {whole} lines",
+        rates[3],
+        rates[0],
+        rates[6],
+        data.len() >> 20
+    );
+    // The same lines as the log's cooker, and the blank line the cursor
+    // waits on after the last line feed.
+    assert_eq!(whole, lines + 1, "a reply reads the log's lines");
 }
