@@ -1,6 +1,6 @@
-//! Who did what to which pane: per pane (kept on the tmux connection, so
-//! it ends with it, and forgotten with the terminal's record when tmux says
-//! the pane is gone) who created the pane and who typed into it when, and
+//! Who did what to which pane: per pane (a part of the terminal's record
+//! on the tmux connection, so it ends with it, and forgotten with the
+//! record when tmux says the pane is gone) who created the pane and who typed into it when, and
 //! the pane's input turn, which serialises input: the input tools and
 //! `run`'s typing take it, an async lock held only while input is prepared
 //! and typed (never while `run` waits for its command to finish, and never
@@ -9,14 +9,14 @@
 //! last ([`PaneActorsEntry`]). The names are the callers' (the MCP layer's
 //! `actors`).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use tmux_control::PaneId;
 
+use crate::terminal::record::{Terminal, Terminals, lock};
 use crate::text::rfc3339;
 
 /// The most actors remembered per pane as having typed into it.
@@ -72,8 +72,9 @@ pub(crate) struct PaneActorsEntry {
     pub typing_now: Option<String>,
 }
 
+/// What a terminal's record holds about its actors.
 #[derive(Default)]
-struct PaneRecord {
+pub(super) struct PaneRecord {
     created: Option<(Arc<str>, SystemTime)>,
     /// The actors that typed into the pane, each with its latest time,
     /// latest last.
@@ -84,61 +85,57 @@ struct PaneRecord {
     holder: Option<Arc<str>>,
 }
 
-/// The actors of each pane of one tmux connection.
-#[derive(Default)]
+/// The actors of each pane of one tmux connection, kept in the panes'
+/// records.
 pub(crate) struct PaneActors {
-    panes: Arc<Mutex<HashMap<PaneId, PaneRecord>>>,
+    terminals: Arc<Terminals>,
 }
 
 /// The right to type into one pane, until dropped.
 pub(crate) struct Turn {
-    panes: Arc<Mutex<HashMap<PaneId, PaneRecord>>>,
-    pane: PaneId,
+    /// The record of the pane.
+    terminal: Arc<Terminal>,
     actor: Arc<str>,
     sharing: Option<Sharing>,
     _held: tokio::sync::OwnedMutexGuard<()>,
 }
 
-fn lock(
-    panes: &Mutex<HashMap<PaneId, PaneRecord>>,
-) -> std::sync::MutexGuard<'_, HashMap<PaneId, PaneRecord>> {
-    panes.lock().unwrap_or_else(|e| e.into_inner())
-}
-
 impl PaneActors {
-    /// Forgets `pane` (it is gone).
-    pub(crate) fn forget(&self, pane: PaneId) {
-        lock(&self.panes).remove(&pane);
+    /// The actors of the panes whose records are in `terminals`.
+    pub(crate) fn new(terminals: Arc<Terminals>) -> Self {
+        Self { terminals }
     }
 
-    /// How many panes have a record.
+    /// How many panes have a record of their actors.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        lock(&self.panes).len()
+        self.terminals.count(|t| {
+            let record = lock(&t.actors);
+            record.created.is_some() || !record.typists.is_empty() || record.holder.is_some()
+        })
     }
 
     /// Remembers that `actor` created `pane` now.
     pub(crate) fn created(&self, pane: PaneId, actor: Arc<str>) {
-        let mut panes = lock(&self.panes);
-        let record = panes.entry(pane).or_default();
-        record.created = Some((actor, SystemTime::now()));
+        let terminal = self.terminals.entry(pane);
+        lock(&terminal.actors).created = Some((actor, SystemTime::now()));
     }
 
     /// Waits for `pane`'s turn (another actor's input to it finishes
     /// first) and takes it for `actor`. The turn says who else uses the
     /// pane ([`Turn::sharing`]); [`Turn::typed`] records the input.
     pub(crate) async fn take_turn(&self, pane: PaneId, actor: Arc<str>) -> Turn {
-        let turn = lock(&self.panes).entry(pane).or_default().turn.clone();
+        let terminal = self.terminals.entry(pane);
+        let turn = lock(&terminal.actors).turn.clone();
         let (held, busy_with) = match turn.clone().try_lock_owned() {
             Ok(held) => (held, None),
             Err(_) => {
-                let holder = lock(&self.panes).get(&pane).and_then(|r| r.holder.clone());
+                let holder = lock(&terminal.actors).holder.clone();
                 tracing::debug!(%pane, actor = %actor, holder = ?holder, "waiting for the pane's input turn");
                 (turn.lock_owned().await, holder)
             }
         };
-        let mut panes = lock(&self.panes);
-        let record = panes.entry(pane).or_default();
+        let mut record = lock(&terminal.actors);
         record.holder = Some(actor.clone());
         tracing::debug!(%pane, actor = %actor, "took the pane's input turn");
         let last_other = record
@@ -153,19 +150,20 @@ impl PaneActors {
             last_other_actor: last_other.as_ref().map(|(who, _)| who.to_string()),
             last_other_at: last_other.map(|(_, at)| rfc3339(at)),
         });
+        drop(record);
         Turn {
-            panes: self.panes.clone(),
-            pane,
+            terminal,
             actor,
             sharing,
             _held: held,
         }
     }
+}
 
-    /// Who created `pane` and who typed into it last.
-    pub(crate) fn entry(&self, pane: PaneId) -> Option<PaneActorsEntry> {
-        let panes = lock(&self.panes);
-        let record = panes.get(&pane)?;
+impl Terminal {
+    /// Who created the pane and who typed into it last.
+    pub(crate) fn actors_entry(&self) -> Option<PaneActorsEntry> {
+        let record = lock(&self.actors);
         let last = record.typists.last();
         let entry = PaneActorsEntry {
             created_by: record.created.as_ref().map(|(who, _)| who.to_string()),
@@ -186,8 +184,7 @@ impl Turn {
 
     /// Records that the turn's actor types into the pane now.
     pub(crate) fn typed(&self) {
-        let mut panes = lock(&self.panes);
-        let record = panes.entry(self.pane).or_default();
+        let mut record = lock(&self.terminal.actors);
         record.typists.retain(|(who, _)| *who != self.actor);
         record.typists.push((self.actor.clone(), SystemTime::now()));
         if record.typists.len() > TYPISTS {
@@ -198,9 +195,7 @@ impl Turn {
 
 impl Drop for Turn {
     fn drop(&mut self) {
-        if let Some(record) = lock(&self.panes).get_mut(&self.pane) {
-            record.holder = None;
-        }
+        lock(&self.terminal.actors).holder = None;
     }
 }
 
@@ -211,7 +206,9 @@ mod tests {
 
     #[tokio::test]
     async fn turns_are_serialised_and_say_who_else_typed() {
-        let actors = PaneActors::default();
+        let terminals: Arc<Terminals> = Arc::default();
+        let actors = PaneActors::new(terminals.clone());
+        let entry = |pane| terminals.get(pane).and_then(|t| t.actors_entry());
         let pane = PaneId(7);
         let a: Arc<str> = Arc::from("A");
         let b: Arc<str> = Arc::from("B");
@@ -219,12 +216,10 @@ mod tests {
         let first = actors.take_turn(pane, a.clone()).await;
         assert_eq!(first.sharing(), None);
         first.typed();
-        assert_eq!(actors.entry(pane).unwrap().typing_now.as_deref(), Some("A"));
+        assert_eq!(entry(pane).unwrap().typing_now.as_deref(), Some("A"));
         // B waits while A holds the turn, and is told about A.
         let waiting = tokio::spawn({
-            let actors = PaneActors {
-                panes: actors.panes.clone(),
-            };
+            let actors = PaneActors::new(terminals.clone());
             let b = b.clone();
             async move {
                 let turn = actors.take_turn(pane, b).await;
@@ -238,7 +233,7 @@ mod tests {
         let sharing = waiting.await.unwrap().unwrap();
         assert_eq!(sharing.waited_for.as_deref(), Some("A"));
         assert_eq!(sharing.last_other_actor.as_deref(), Some("A"));
-        let entry = actors.entry(pane).unwrap();
+        let entry = entry(pane).unwrap();
         assert_eq!(entry.created_by.as_deref(), Some("A"));
         assert_eq!(entry.last_input_by.as_deref(), Some("B"));
         assert_eq!(entry.typing_now, None);

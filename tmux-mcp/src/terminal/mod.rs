@@ -3,10 +3,12 @@
 //!
 //! - `backend`: the hosts and their connections (`Backend`, one `Conn` per
 //!   host), how each is reached, and the self-kill guard's checks;
-//! - `record`: each terminal's record of its input, and the one place
-//!   where everything known about a pane is forgotten when tmux says it
-//!   is gone;
+//! - `record`: each terminal's one record (`Terminal`), which holds
+//!   everything a connection knows about the pane, one part per concern,
+//!   and the connection's records by pane (`Terminals`): created in one
+//!   place, removed whole in one place; its input is kept there;
 //! - `shell`: which panes run an integrated shell, and where it stands;
+//!   the wrapped form's runs;
 //! - `runs`: `run` calls in progress and how each ended;
 //! - `regions`: each command line a terminal ran, and where its output is;
 //! - `journal`: the cooked, durable log of each terminal;
@@ -15,9 +17,14 @@
 //! - `markers`: the wrapped form of `run` for shells without integration;
 //! - `guard`: where this process itself runs in tmux.
 //!
-//! Everything a connection knows about a pane is created when the pane is
-//! first followed and forgotten in one place (`Conn::forget`) when its
-//! output ends with the pane gone.
+//! Everything a connection knows about a pane is in the pane's record: the
+//! concerns (`shell`, `regions`, `journal`, `actors`) keep their logic and
+//! what they know about all panes, and read and write their part of each
+//! pane's record through the connection's `Terminals`. The record is
+//! created the first time a concern writes something about the pane (a
+//! lookup creates none) and removed whole in one place (`Conn::forget`)
+//! when its output ends with the pane gone. Runs are kept by run id, not
+//! in the record.
 
 pub(crate) mod actors;
 pub(crate) mod backend;

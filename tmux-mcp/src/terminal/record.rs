@@ -1,22 +1,47 @@
-//! What one connection knows about each terminal (a followed pane) that is
-//! not kept by a concern of its own, and the one place where everything it
-//! knows about a pane is forgotten once tmux says the pane is gone.
+//! One record per terminal (a followed pane): a [`Terminal`] holds
+//! everything one connection knows about the pane, and the connection's
+//! [`Terminals`] holds the records, by pane. A record is created in one
+//! place ([`Terminals::entry`]), the first time a concern writes something
+//! about the pane (lookups never create one), and removed in one place
+//! ([`Terminals::remove`], called by
+//! [`Conn::forget`](crate::terminal::backend::Conn)) when the pane's durable
+//! log's task sees the pane gone (its output ended with `PaneEnd::Gone`):
+//! the whole record goes, so nothing outlives its pane (issue 23).
 //!
-//! A terminal's record here holds the input this server sent it: the output
-//! offset just before the last input, and whether text it typed waits on the
-//! input line unsubmitted. Its shell (`shell::Shells`), its regions
-//! (`regions::Regions`), its durable log (`journal::Journals`) and who typed
-//! into it (`actors::PaneActors`) are kept by those concerns, each by pane;
-//! [`Conn::forget`](crate::terminal::backend::Conn) removes the pane from all of them
-//! when its durable log's task sees the pane gone (its output ended with
-//! `PaneEnd::Gone`), so no state outlives its pane (issue 23; a record that
-//! holds all of them in one place is the next step, see
-//! docs/architecture.md).
+//! A record has one part per concern, each behind a lock of its own, so a
+//! concern locks only its part and never holds it while it awaits:
+//!
+//! - the input this server sent the pane ([`Input`], kept here): the output
+//!   offset just before the last input, and whether text it typed waits on
+//!   the input line unsubmitted;
+//! - its integrated shell and its wrapped runs (`shell::Shells`);
+//! - its regions, numbered (`regions::Regions`);
+//! - its durable log and its output (`journal::Journals`);
+//! - who created it and typed into it, and its input turn
+//!   (`actors::PaneActors`).
+//!
+//! Each concern keeps its logic and what it knows about all panes (the
+//! shell integration's hooks, the regions' change counter, the logs'
+//! directory and bound) and reads and writes its part of a pane's record
+//! through the connection's [`Terminals`]. Runs are kept by run id
+//! (`Conn::runs`), not here: a resume can still answer after the pane is
+//! gone.
 
-use std::collections::HashMap;
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use tmux_control::PaneId;
+use tmux_control::{PaneId, PaneOutput};
+
+use crate::terminal::actors::PaneRecord;
+use crate::terminal::journal::Journal;
+use crate::terminal::regions::Region;
+use crate::terminal::shell::{ShellSlot, Wrapped};
+
+/// Locks one part of a record (or the registry), whatever a holder that
+/// panicked left in it.
+pub(super) fn lock<T>(part: &Mutex<T>) -> MutexGuard<'_, T> {
+    part.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The input record of one terminal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,41 +53,97 @@ pub(crate) struct Input {
     pub(crate) unsubmitted: bool,
 }
 
-/// The input records of one connection's terminals, by pane.
-#[derive(Debug, Default)]
+/// Everything one connection knows about one terminal (see the module
+/// docs): one part per concern, each behind its own lock.
+#[derive(Default)]
+pub(crate) struct Terminal {
+    /// The input this server sent it.
+    input: Mutex<Input>,
+    /// Its integrated shell, when it has one (`shell`).
+    pub(super) shell: Mutex<Option<ShellSlot>>,
+    /// Where its last wrapped run ended and how its prompt ends, once `run`
+    /// typed its wrapped form into it (`shell`).
+    pub(super) wrapped: Mutex<Option<Wrapped>>,
+    /// Its regions: the last id given (ids are never reused in a pane) and
+    /// the regions kept, oldest first (`regions`).
+    pub(super) regions: Mutex<(u64, VecDeque<Region>)>,
+    /// Its durable log and the output that feeds it, once opened
+    /// (`journal`).
+    pub(super) journal: Mutex<Option<(Arc<Journal>, PaneOutput)>>,
+    /// Who created it and typed into it, and its input turn (`actors`).
+    pub(super) actors: Mutex<PaneRecord>,
+}
+
+impl Terminal {
+    /// The input this server sent it.
+    pub(crate) fn input(&self) -> Input {
+        *lock(&self.input)
+    }
+}
+
+/// The records of one connection's terminals, by pane.
+#[derive(Default)]
 pub(crate) struct Terminals {
-    inputs: Mutex<HashMap<PaneId, Input>>,
+    records: Mutex<HashMap<PaneId, Arc<Terminal>>>,
 }
 
 impl Terminals {
-    fn lock(&self) -> MutexGuard<'_, HashMap<PaneId, Input>> {
-        self.inputs.lock().unwrap_or_else(PoisonError::into_inner)
+    /// The record of `pane`, created the first time: for a concern that
+    /// writes something about the pane.
+    pub(crate) fn entry(&self, pane: PaneId) -> Arc<Terminal> {
+        lock(&self.records).entry(pane).or_default().clone()
     }
 
-    /// Changes `pane`'s input record.
-    pub(crate) fn update(&self, pane: PaneId, change: impl FnOnce(&mut Input)) {
-        let mut inputs = self.lock();
-        let input = inputs.entry(pane).or_default();
-        change(input);
-        if *input == Input::default() {
-            inputs.remove(&pane);
-        }
+    /// The record of `pane`, if it has one (a lookup creates none).
+    pub(crate) fn get(&self, pane: PaneId) -> Option<Arc<Terminal>> {
+        lock(&self.records).get(&pane).cloned()
     }
 
-    /// `pane`'s input record.
-    pub(crate) fn input(&self, pane: PaneId) -> Input {
-        self.lock().get(&pane).copied().unwrap_or_default()
-    }
-
-    /// Forgets `pane`.
-    pub(crate) fn forget(&self, pane: PaneId) {
-        self.lock().remove(&pane);
+    /// Forgets `pane`, which is gone: removes its whole record (called by
+    /// `Conn::forget` only).
+    pub(crate) fn remove(&self, pane: PaneId) {
+        lock(&self.records).remove(&pane);
     }
 
     /// How many terminals have a record.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.lock().len()
+        lock(&self.records).len()
+    }
+
+    /// How many records `holds` says hold something.
+    #[cfg(test)]
+    pub(super) fn count(&self, holds: impl Fn(&Terminal) -> bool) -> usize {
+        let records: Vec<Arc<Terminal>> = lock(&self.records).values().cloned().collect();
+        records.iter().filter(|t| holds(t)).count()
+    }
+
+    /// Changes `pane`'s input record (creating the pane's record only when
+    /// the change says something).
+    pub(crate) fn update(&self, pane: PaneId, change: impl Fn(&mut Input)) {
+        let terminal = match self.get(pane) {
+            Some(terminal) => terminal,
+            None => {
+                let mut input = Input::default();
+                change(&mut input);
+                if input == Input::default() {
+                    return;
+                }
+                self.entry(pane)
+            }
+        };
+        change(&mut lock(&terminal.input));
+    }
+
+    /// `pane`'s input record.
+    pub(crate) fn input(&self, pane: PaneId) -> Input {
+        self.get(pane).map(|t| t.input()).unwrap_or_default()
+    }
+
+    /// How many terminals' input records say something.
+    #[cfg(test)]
+    pub(crate) fn inputs(&self) -> usize {
+        self.count(|t| t.input() != Input::default())
     }
 }
 
@@ -72,16 +153,31 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_record_lasts_while_it_says_something() {
+    fn a_record_is_made_by_writes_and_goes_whole() {
         let terminals = Terminals::default();
         let pane = PaneId(3);
-        terminals.update(pane, |i| i.unsubmitted = true);
-        assert!(terminals.input(pane).unsubmitted);
+        // Reads and changes that say nothing make no record.
+        assert_eq!(terminals.input(pane), Input::default());
+        assert!(terminals.get(pane).is_none());
         terminals.update(pane, |i| i.unsubmitted = false);
         assert_eq!(terminals.len(), 0);
+        terminals.update(pane, |i| i.unsubmitted = true);
+        assert!(terminals.input(pane).unsubmitted);
         terminals.update(pane, |i| i.last_at = Some(7));
-        assert_eq!(terminals.input(pane).last_at, Some(7));
-        terminals.forget(pane);
+        assert_eq!(
+            terminals.input(pane),
+            Input {
+                last_at: Some(7),
+                unsubmitted: true
+            }
+        );
+        assert_eq!((terminals.len(), terminals.inputs()), (1, 1));
+        // One record for the pane, whoever asks.
+        assert!(Arc::ptr_eq(
+            &terminals.entry(pane),
+            &terminals.get(pane).unwrap()
+        ));
+        terminals.remove(pane);
         assert_eq!(terminals.len(), 0);
         assert_eq!(terminals.input(pane), Input::default());
     }

@@ -8,11 +8,12 @@
 //! At most [`KEEP`] regions are kept per pane (the oldest are forgotten);
 //! their text is read back from the pane's log, which can have evicted it.
 
-use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::Arc;
 
 use tmux_control::PaneId;
 use tmux_control::shell::FinishedCommand;
+
+use crate::terminal::record::{Terminal, Terminals, lock};
 
 /// Regions kept per pane.
 pub(crate) const KEEP: usize = 1000;
@@ -71,24 +72,34 @@ impl Region {
     }
 }
 
-/// The regions of every pane.
-#[derive(Debug, Default)]
+/// The regions of every pane: each pane's are a part of its record
+/// ([`Terminal`]).
 pub(crate) struct Regions {
-    panes: Mutex<HashMap<PaneId, (u64, VecDeque<Region>)>>,
+    /// The records the panes' regions are kept in.
+    terminals: Arc<Terminals>,
     /// Bumped on each new region, for the pane logs that write them.
     changed: tokio::sync::watch::Sender<u64>,
 }
 
 impl Regions {
-    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, (u64, VecDeque<Region>)>> {
-        self.panes.lock().unwrap_or_else(|e| e.into_inner())
+    /// The regions of the panes whose records are in `terminals`.
+    pub(crate) fn new(terminals: Arc<Terminals>) -> Self {
+        Self {
+            terminals,
+            changed: tokio::sync::watch::Sender::new(0),
+        }
     }
 
     /// Records `region` (numbered here) unless one ending at the same
     /// offset is already recorded.
-    pub(crate) fn record(&self, pane: PaneId, mut region: Region) {
-        let mut panes = self.panes();
-        let (count, list) = panes.entry(pane).or_default();
+    pub(crate) fn record(&self, pane: PaneId, region: Region) {
+        self.record_in(&self.terminals.entry(pane), region);
+    }
+
+    /// Records `region` in `terminal`'s record, as [`Regions::record`].
+    pub(crate) fn record_in(&self, terminal: &Terminal, mut region: Region) {
+        let mut regions = lock(&terminal.regions);
+        let (count, list) = &mut *regions;
         if list.iter().rev().any(|r| r.end == region.end) {
             return;
         }
@@ -98,15 +109,16 @@ impl Regions {
         if list.len() > KEEP {
             list.pop_front();
         }
-        drop(panes);
+        drop(regions);
         self.changed.send_modify(|n| *n += 1);
     }
 
     /// Puts back the regions a pane's log recovered from an earlier run
     /// (before any of this run's); numbering continues after them.
     pub(crate) fn recover(&self, pane: PaneId, recovered: impl Iterator<Item = Region>) {
-        let mut panes = self.panes();
-        let (count, list) = panes.entry(pane).or_default();
+        let terminal = self.terminals.entry(pane);
+        let mut regions = lock(&terminal.regions);
+        let (count, list) = &mut *regions;
         let mut old: Vec<Region> = recovered.collect();
         if old.is_empty() {
             return;
@@ -132,11 +144,11 @@ impl Regions {
 
     /// Adds what `run` knows to the region that ended at `end`.
     pub(crate) fn annotate(&self, pane: PaneId, end: u64, command: &str, duration_ms: u64) {
-        let mut panes = self.panes();
-        if let Some(r) = panes
-            .get_mut(&pane)
-            .and_then(|(_, list)| list.iter_mut().rev().find(|r| r.end == end))
-        {
+        let Some(terminal) = self.terminals.get(pane) else {
+            return;
+        };
+        let mut regions = lock(&terminal.regions);
+        if let Some(r) = regions.1.iter_mut().rev().find(|r| r.end == end) {
             r.command = Some(command.to_owned());
             r.duration_ms = Some(duration_ms);
         }
@@ -144,18 +156,19 @@ impl Regions {
 
     /// The pane's regions, oldest first.
     pub(crate) fn list(&self, pane: PaneId) -> Vec<Region> {
-        self.panes()
-            .get(&pane)
-            .map(|(_, list)| list.iter().cloned().collect())
+        self.terminals
+            .get(pane)
+            .map(|t| lock(&t.regions).1.iter().cloned().collect())
             .unwrap_or_default()
     }
 
     /// The pane's regions after id `id`, oldest first.
     pub(crate) fn since(&self, pane: PaneId, id: u64) -> Vec<Region> {
-        let panes = self.panes();
-        let Some((_, list)) = panes.get(&pane) else {
+        let Some(terminal) = self.terminals.get(pane) else {
             return Vec::new();
         };
+        let regions = lock(&terminal.regions);
+        let list = &regions.1;
         let newer = list.iter().rev().take_while(|r| r.id > id).count();
         list.iter().skip(list.len() - newer).cloned().collect()
     }
@@ -164,20 +177,15 @@ impl Regions {
     /// Their numbering goes on, so a region id is never reused in a pane
     /// (its cooked log refers to them).
     pub(crate) fn forget(&self, pane: PaneId) {
-        if let Some((_, list)) = self.panes().get_mut(&pane) {
-            list.clear();
+        if let Some(terminal) = self.terminals.get(pane) {
+            lock(&terminal.regions).1.clear();
         }
     }
 
-    /// Forgets a pane that is gone, numbering and all.
-    pub(crate) fn remove(&self, pane: PaneId) {
-        self.panes().remove(&pane);
-    }
-
-    /// How many panes have regions.
+    /// How many panes have numbered regions (kept or forgotten).
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        self.panes().len()
+        self.terminals.count(|t| lock(&t.regions).0 > 0)
     }
 }
 
@@ -206,7 +214,7 @@ mod tests {
 
     #[test]
     fn numbered_once_annotated_and_bounded() {
-        let regions = Regions::default();
+        let regions = Regions::new(Arc::default());
         let pane = PaneId(1);
         regions.record(pane, region(10));
         regions.record(pane, region(10));
@@ -226,5 +234,13 @@ mod tests {
         assert_eq!(list.last().unwrap().id, KEEP as u64 + 7);
         regions.forget(pane);
         assert!(regions.list(pane).is_empty());
+        regions.record(pane, region(5));
+        assert_eq!(regions.list(pane)[0].id, KEEP as u64 + 8);
+        // Reads and changes of a pane without a record make none.
+        let other = PaneId(2);
+        regions.annotate(other, 5, "make", 5);
+        regions.forget(other);
+        assert!(regions.list(other).is_empty() && regions.since(other, 0).is_empty());
+        assert_eq!(regions.len(), 1);
     }
 }

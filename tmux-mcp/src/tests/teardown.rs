@@ -107,7 +107,8 @@ async fn a_killed_terminal_leaves_no_record_behind() {
         .await
         .unwrap();
     }
-    // Input, shells, regions, actors and logs: only the kept terminal's.
+    // One record, the kept terminal's, and in it its input, shell,
+    // regions, actors and log.
     assert_eq!(conn.records(), before);
     assert!(before.iter().all(|&n| n <= 1), "{before:?}");
 }

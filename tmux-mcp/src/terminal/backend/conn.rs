@@ -10,6 +10,7 @@ use tmux_control::{PaneId, PaneOutput, Resolved, SessionId, Tmux, WindowId};
 use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
 use crate::terminal::journal::Journals;
+use crate::terminal::record::Terminals;
 use crate::terminal::runs::RunState;
 use crate::terminal::shell::Shells;
 
@@ -23,8 +24,9 @@ pub(crate) struct Conn {
     pub(crate) home: (SessionId, WindowId, PaneId),
     /// The server's socket, as the server itself reports it.
     pub(crate) socket_path: Option<PathBuf>,
-    /// The input sent to each terminal.
-    pub(crate) terminals: crate::terminal::record::Terminals,
+    /// One record per followed pane: everything this connection knows
+    /// about it, kept by the concerns below (and its input, kept there).
+    pub(crate) terminals: Arc<Terminals>,
     /// Runs started by the `run` tool, by run id.
     pub(crate) runs: Mutex<HashMap<String, RunState>>,
     /// The terminals whose shells run with shell integration.
@@ -118,21 +120,22 @@ impl Conn {
     }
 
     /// Forgets everything this connection knows about `pane`, which tmux
-    /// says is gone: its input, shell, regions and actors (its durable log
-    /// is removed by its own task, which calls this). Runs typed into it
-    /// stay, by run id, for the calls that resume them.
+    /// says is gone: removes its record, with its input, shell, regions,
+    /// actors and durable log (whose files its own task, which calls this,
+    /// removed). Runs typed into it stay, by run id, for the calls that
+    /// resume them.
     pub(crate) fn forget(&self, pane: PaneId) {
-        self.terminals.forget(pane);
-        self.shells.gone(pane);
-        self.actors.forget(pane);
+        self.terminals.remove(pane);
     }
 
-    /// How many records this connection holds about panes, by concern:
-    /// input, shells, regions, actors, durable logs.
+    /// How many records this connection holds about panes, and how many
+    /// of them hold something of each concern: input, shells, regions,
+    /// actors, durable logs.
     #[cfg(test)]
-    pub(crate) fn records(&self) -> [usize; 5] {
+    pub(crate) fn records(&self) -> [usize; 6] {
         [
             self.terminals.len(),
+            self.terminals.inputs(),
             self.shells.len(),
             self.shells.regions.len(),
             self.actors.len(),

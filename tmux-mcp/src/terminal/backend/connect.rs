@@ -14,6 +14,7 @@ use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
 use crate::terminal::guard;
 use crate::terminal::journal::Journals;
+use crate::terminal::record::Terminals;
 use crate::terminal::shell::Shells;
 use tmux_control::shell;
 
@@ -152,10 +153,14 @@ impl Backend {
         let home = setup_home(&tmux).await.map_err(|e| fail(&e))?;
         // A remote server's process ids are the remote machine's: only the
         // local logs name their server, and only they are pruned.
+        // One record per followed pane, which each concern below keeps
+        // its part of the pane in.
+        let terminals: Arc<Terminals> = Arc::default();
         let journals = Arc::new(Journals::new(
             private_subdir(&self.state_dir(), "logs"),
             self.log_bytes,
             server_pid.filter(|_| self.remote.is_none()),
+            terminals.clone(),
         ));
         // Before the first call goes on: a scan of the logs directory and
         // at most one round trip.
@@ -172,6 +177,7 @@ impl Backend {
             self.shell_integration && hooks_ok,
             hooks_dir,
             self.remote.as_ref().map(|_| self.program.as_str()),
+            terminals.clone(),
         );
         // A server tmux-mcp started (its configuration marks it), or
         // tmux-mcp's own socket on a remote host: every new pane's shell is
@@ -189,12 +195,12 @@ impl Backend {
             tmux,
             home,
             socket_path,
-            terminals: crate::terminal::record::Terminals::default(),
+            actors: PaneActors::new(terminals.clone()),
+            terminals,
             runs: Mutex::new(HashMap::new()),
             shells,
             journals,
             remote: self.remote.is_some(),
-            actors: PaneActors::default(),
         })
     }
 

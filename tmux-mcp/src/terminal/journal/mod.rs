@@ -34,29 +34,32 @@
 //! with their buffers' whole capacity, so the bound holds for a flood of
 //! short lines too.
 //!
-//! The line store is in `store`, the log on disk (its records, writing
-//! and rotating them, and reading them back when a log is opened) in
-//! `disk`, the log directories (their names, `server` files and pruning)
-//! in `dirs`.
+//! One pane's log ([`Journal`]) is here; the logs of one connection
+//! ([`Journals`]: opening each pane's log, kept in the pane's record
+//! ([`crate::terminal::record::Terminal`]), the task that feeds it, and
+//! pruning) are in `journals`, the line store in `store`, the log on disk
+//! (its records, writing and rotating them, and reading them back when a
+//! log is opened) in `disk`, the log directories (their names, `server`
+//! files and pruning) in `dirs`.
 
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 
-use tmux_control::command::Raw;
-use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput, Tmux};
+use tmux_control::PaneOutput;
 
-use crate::terminal::regions::{Region, Regions};
+use crate::terminal::regions::Region;
 use crate::text::cooked::{Cooked, Cooker, LineKind};
 use crate::text::{cook, pane_size};
 
 mod dirs;
 mod disk;
+mod journals;
 mod store;
 
-use dirs::{OPTION, log_id, prune_dead, remove_log_dir, write_server_file};
 use disk::{Record, StoredRegion};
+pub(crate) use journals::Journals;
 use store::{Store, View};
 
 /// One line of a pane's cooked log.
@@ -435,204 +438,6 @@ fn region_span(inner: &Inner, r: &Region) -> (Option<(u64, u64)>, u64) {
             )
         }
         _ => (None, total),
-    }
-}
-
-/// The cooked logs of one connection's panes.
-pub(crate) struct Journals {
-    root: Option<PathBuf>,
-    max_bytes: u64,
-    /// The process id of the local tmux server whose panes these are
-    /// (`None` on a remote host, or when tmux did not say).
-    server: Option<u32>,
-    panes: Mutex<HashMap<PaneId, (Arc<Journal>, PaneOutput)>>,
-    /// Called with a pane once it is gone and its log removed: everything
-    /// else known about it is forgotten there ([`Journals::when_gone`]).
-    gone: std::sync::OnceLock<GoneHook>,
-    /// How many gone panes were forgotten so far.
-    forgotten: tokio::sync::watch::Sender<u64>,
-}
-
-/// What [`Journals::when_gone`] sets.
-type GoneHook = Box<dyn Fn(PaneId) + Send + Sync>;
-
-impl Journals {
-    /// Logs under `root` (`STATE_DIR/logs`), each bounded to `max_bytes` on
-    /// disk and in memory; memory only when `root` is `None`. `server` is
-    /// the local tmux server's process id, written into each log directory
-    /// (see [`Journals::prune`]).
-    pub(crate) fn new(root: Option<PathBuf>, max_bytes: u64, server: Option<u32>) -> Self {
-        Self {
-            root,
-            max_bytes,
-            server,
-            panes: Mutex::new(HashMap::new()),
-            gone: std::sync::OnceLock::new(),
-            forgotten: tokio::sync::watch::Sender::new(0),
-        }
-    }
-
-    /// Has `hook` called with each pane once it is gone and its log is
-    /// removed (the connection forgets the pane there). Set once.
-    pub(crate) fn when_gone(&self, hook: GoneHook) {
-        let _ = self.gone.set(hook);
-    }
-
-    /// Completes once `count` gone panes have been forgotten in all.
-    #[cfg(test)]
-    pub(crate) async fn forgotten(&self, count: u64) {
-        let _ = self.forgotten.subscribe().wait_for(|n| *n >= count).await;
-    }
-
-    /// How many panes have a log.
-    #[cfg(test)]
-    pub(crate) fn len(&self) -> usize {
-        self.panes().len()
-    }
-
-    /// Removes the logs of panes that ended while no tmux-mcp watched them:
-    /// those whose tmux server process is gone (it was killed, or the
-    /// machine restarted), and those of this connection's own server that
-    /// no pane names in its `@tmux-mcp-log` option any more. Returns how
-    /// many it removed.
-    ///
-    /// The directories are listed before the panes: a pane names its log
-    /// in its option before the directory is made, so a directory listed
-    /// first belongs to a pane that the listing shows while it lives (also
-    /// one another tmux-mcp process on the same server has just made).
-    pub(crate) async fn prune(&self, tmux: &Tmux) -> usize {
-        let (Some(root), Some(server)) = (&self.root, self.server) else {
-            return 0;
-        };
-        let (mut removed, ours) = prune_dead(root, server);
-        if ours.is_empty() {
-            return removed;
-        }
-        let listed = tmux
-            .run(Raw::new("list-panes").args(["-a", "-F", &format!("#{{{OPTION}}}")]))
-            .await;
-        let Ok(lines) = listed else {
-            return removed;
-        };
-        let named: std::collections::HashSet<String> = lines
-            .iter()
-            .map(|l| String::from_utf8_lossy(l).trim().to_owned())
-            .collect();
-        for dir in ours {
-            let named_by_a_pane = dir
-                .file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| named.contains(n));
-            if !named_by_a_pane && remove_log_dir(&dir) {
-                removed += 1;
-            }
-        }
-        removed
-    }
-
-    fn panes(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, (Arc<Journal>, PaneOutput)>> {
-        self.panes.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// The pane's log, if it has one yet.
-    pub(crate) fn get(&self, pane: PaneId) -> Option<Arc<Journal>> {
-        self.panes().get(&pane).map(|(j, _)| j.clone())
-    }
-
-    /// The output of a pane whose log is open and whose output has not
-    /// ended: a pane that exists, known without asking tmux.
-    pub(crate) fn live_output(&self, pane: PaneId) -> Option<PaneOutput> {
-        self.panes()
-            .get(&pane)
-            .map(|(_, po)| po.clone())
-            .filter(|po| po.ended().is_none())
-    }
-
-    /// The pane's log, opened (or recovered from disk, with its regions)
-    /// the first time, and fed from then on by a task of its own.
-    pub(crate) async fn ensure(
-        self: &Arc<Self>,
-        tmux: &Tmux,
-        po: &PaneOutput,
-        regions: &Arc<Regions>,
-    ) -> Arc<Journal> {
-        let pane = po.pane();
-        if let Some(journal) = self.get(pane) {
-            return journal;
-        }
-        let dir = match &self.root {
-            Some(root) => Some(root.join(log_id(tmux, pane).await)),
-            None => None,
-        };
-        let (journal, recovered) = Journal::open(dir, self.max_bytes, po.start_offset());
-        if let (Some(server), Some(dir)) = (self.server, journal.lock().dir.clone()) {
-            write_server_file(&dir, server);
-        }
-        let journal = Arc::new(journal);
-        {
-            let mut panes = self.panes();
-            if let Some((other, _)) = panes.get(&pane) {
-                return other.clone();
-            }
-            panes.insert(pane, (journal.clone(), po.clone()));
-        }
-        regions.recover(pane, recovered.into_iter().map(StoredRegion::into_region));
-        tokio::spawn(feed(
-            self.clone(),
-            journal.clone(),
-            po.clone(),
-            regions.clone(),
-        ));
-        journal
-    }
-}
-
-/// Feeds the pane's log from its output stream until the pane ends.
-async fn feed(
-    journals: Arc<Journals>,
-    journal: Arc<Journal>,
-    po: PaneOutput,
-    regions: Arc<Regions>,
-) {
-    let pane = po.pane();
-    let mut changed = regions.subscribe();
-    let fed = journal.lock().fed;
-    let mut stream = po.stream_from(fed);
-    // Regions recorded and not yet written (their output may still be
-    // coming): looked at again after each feed until none is left.
-    let mut pending = true;
-    loop {
-        tokio::select! {
-            chunk = stream.next() => match chunk {
-                Some(PaneChunk::Output { offset, data }) => {
-                    journal.resize_from(&po);
-                    journal.feed(offset, &data);
-                }
-                Some(PaneChunk::Missed { from, to }) => journal.gap(
-                    to,
-                    format!("[{} bytes of output not recorded here: the in-memory log evicted them first]", to - from),
-                ),
-                Some(PaneChunk::Lost { at }) => journal.gap(
-                    at,
-                    "[output lost here: tmux discarded some while the pane was paused]".to_owned(),
-                ),
-                Some(_) => {}
-                None => break,
-            },
-            Ok(()) = changed.changed() => pending = true,
-        }
-        if pending {
-            pending = journal.write_regions(regions.since(pane, journal.last_id()), &po);
-        }
-    }
-    journal.write_regions(regions.since(pane, journal.last_id()), &po);
-    if matches!(po.ended(), Some(PaneEnd::Gone)) {
-        journal.remove_files();
-        journals.panes().remove(&pane);
-        if let Some(hook) = journals.gone.get() {
-            hook(pane);
-        }
-        journals.forgotten.send_modify(|n| *n += 1);
     }
 }
 

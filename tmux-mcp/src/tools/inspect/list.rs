@@ -417,7 +417,7 @@ impl TmuxMcp {
                     alternate_screen: p.alternate_on,
                     history_lines: p.history_size,
                     cursor: cursors.get(&p.id).copied(),
-                    actors: conn.actors.entry(p.id),
+                    actors: conn.terminals.get(p.id).and_then(|t| t.actors_entry()),
                 });
         }
         let mut by_session: BTreeMap<u32, Vec<WindowEntry>> = BTreeMap::new();

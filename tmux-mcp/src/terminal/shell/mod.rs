@@ -11,19 +11,24 @@
 //! integrated shells again. Local shells read the hooks from files in the
 //! state directory; remote ones through the remote tmux server.
 //!
-//! Panes whose shell runs `run`'s wrapped form are here too: where the
-//! last wrapped run ended and how the shell's prompt ends, so that the next
-//! run waits for the prompt only when it has not come yet.
+//! Panes whose shell runs `run`'s wrapped form are here too (in
+//! `wrapped`): where the last wrapped run ended and how the shell's prompt
+//! ends, so that the next run waits for the prompt only when it has not
+//! come yet.
+//!
+//! Each pane's shell and wrapped runs are parts of its record
+//! ([`crate::terminal::record::Terminal`]); what is known about all panes
+//! (the hooks, whether the server's `default-command` announces new
+//! shells) is kept here.
 //!
 //! The state of each integrated shell is a [`ShellTracker`] fed from the
 //! pane's log on demand (no task, no timer): whoever asks brings it up to
 //! date first.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Mutex;
-use std::time::Duration;
+use std::sync::Arc;
 
+use crate::terminal::record::{Terminals, lock};
 use crate::terminal::regions::{Region, Regions};
 use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption};
 use tmux_control::shell::{
@@ -31,6 +36,10 @@ use tmux_control::shell::{
     shell_nonce,
 };
 use tmux_control::{EmulatedScreen, PaneChunk, PaneId, PaneOutput, Tmux};
+
+mod wrapped;
+
+pub(crate) use wrapped::Wrapped;
 
 /// The pane option that marks an integrated shell.
 const OPTION: &str = "@tmux-mcp-shell";
@@ -67,15 +76,6 @@ pub(crate) fn fish_continues(echoed: &[u8], screen: Option<&EmulatedScreen>) -> 
                         .all(char::is_whitespace)
                 })
         })
-}
-
-/// How a prompt line ends: its last visible character and the blanks
-/// after it (`"$ "` of `"me@box:~$ "`), which stay the same when the
-/// directory or the time in it changes.
-fn prompt_ending(line: &str) -> Option<String> {
-    let trimmed = line.trim_end();
-    let last = trimmed.chars().last()?;
-    Some(format!("{last}{}", &line[trimmed.len()..]))
 }
 
 /// The integrated shell the pane's option names (`KIND NONCE`), if any,
@@ -164,34 +164,18 @@ impl ShellSlot {
     }
 }
 
-/// The longest `run` waits, before typing its wrapped form, for the
-/// prompt after the pane's last wrapped run to be drawn (a true timer: a
-/// deadline, for a prompt whose end changed since it was learned).
-const WRAPPED_PROMPT: Duration = Duration::from_millis(250);
-
-/// A pane `run` typed its wrapped form into: where the last such run's end
-/// mark was, while the prompt after it has not been seen, and how the
-/// shell's prompt ends.
-#[derive(Debug, Default)]
-struct Wrapped {
-    /// Just after the last wrapped run's end mark.
-    ended: Option<u64>,
-    /// The last visible character of the prompt and the blanks after it
-    /// (`"$ "`), learned from the prompts seen before.
-    prompt_end: Option<String>,
-}
-
-/// The integrated shells of one connection.
+/// The integrated shells of one connection. Each pane's shell and wrapped
+/// runs are parts of its record ([`crate::terminal::record::Terminal`]).
 pub(crate) struct Shells {
     hooks: Option<ShellIntegration>,
-    slots: Mutex<HashMap<PaneId, ShellSlot>>,
-    wrapped: Mutex<HashMap<PaneId, Wrapped>>,
+    /// The records the panes' shells are kept in.
+    terminals: Arc<Terminals>,
     /// Set once [`Shells::prepare`] made the server's `default-command`
     /// integrate and announce every new pane's shell.
     announcing: std::sync::atomic::AtomicBool,
     /// Every pane's command lines (integrated shells' from their marks,
     /// others' from `run`).
-    pub(crate) regions: std::sync::Arc<Regions>,
+    pub(crate) regions: Arc<Regions>,
 }
 
 impl Shells {
@@ -199,8 +183,14 @@ impl Shells {
     /// written into `dir`; for a remote one (`remote_tmux`: the tmux program
     /// there), they are read through tmux ([`Shells::prepare`] publishes
     /// them), since no local path is valid there. Without them (or if they
-    /// cannot be written) new shells run as they are.
-    pub(crate) fn new(enabled: bool, dir: PathBuf, remote_tmux: Option<&str>) -> Self {
+    /// cannot be written) new shells run as they are. Each pane's shell,
+    /// wrapped runs and regions are kept in its record in `terminals`.
+    pub(crate) fn new(
+        enabled: bool,
+        dir: PathBuf,
+        remote_tmux: Option<&str>,
+        terminals: Arc<Terminals>,
+    ) -> Self {
         let hooks = match (enabled, remote_tmux) {
             (false, _) => None,
             (true, Some(program)) => Some(ShellIntegration::through_tmux(program)),
@@ -214,10 +204,9 @@ impl Shells {
         };
         Self {
             hooks,
-            slots: Mutex::new(HashMap::new()),
-            wrapped: Mutex::new(HashMap::new()),
+            regions: Arc::new(Regions::new(terminals.clone())),
+            terminals,
             announcing: std::sync::atomic::AtomicBool::new(false),
-            regions: std::sync::Arc::default(),
         }
     }
 
@@ -276,9 +265,7 @@ impl Shells {
         limit: std::time::Duration,
     ) {
         let pane = po.pane();
-        if !self.announcing.load(std::sync::atomic::Ordering::Relaxed)
-            || self.slots().contains_key(&pane)
-        {
+        if !self.announcing.load(std::sync::atomic::Ordering::Relaxed) || self.has_slot(pane) {
             return;
         }
         // The start command last: it may hold commas (tmux shows it quoted,
@@ -308,12 +295,20 @@ impl Shells {
         let mut stream = po.stream_from(po.start_offset());
         let _ = tokio::time::timeout(limit, stream.next()).await;
         if let Some(slot) = announced(tmux, po, true).await {
-            self.slots().entry(pane).or_insert(slot);
+            self.keep_first(pane, slot);
         }
     }
 
-    fn slots(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, ShellSlot>> {
-        self.slots.lock().unwrap_or_else(|e| e.into_inner())
+    /// Whether `pane` is known to run an integrated shell.
+    fn has_slot(&self, pane: PaneId) -> bool {
+        self.terminals
+            .get(pane)
+            .is_some_and(|t| lock(&t.shell).is_some())
+    }
+
+    /// Records `slot` as `pane`'s shell unless it has one already.
+    fn keep_first(&self, pane: PaneId, slot: ShellSlot) {
+        lock(&self.terminals.entry(pane).shell).get_or_insert(slot);
     }
 
     /// How to start the server's default shell with the hooks, when it is
@@ -380,7 +375,7 @@ impl Shells {
             last: None,
             recovered: false,
         };
-        self.slots().insert(pane, slot);
+        *lock(&self.terminals.entry(pane).shell) = Some(slot);
         let value = format!("{} {nonce}", kind.name());
         if let Err(e) = tmux
             .run(SetOption::new(OptionScope::Pane, OPTION, value).target(pane))
@@ -394,14 +389,15 @@ impl Shells {
     /// if it has one (looked up in the pane's option the first time).
     pub(crate) async fn get(&self, tmux: &Tmux, po: &PaneOutput) -> Option<ShellSlot> {
         let pane = po.pane();
-        if !self.slots().contains_key(&pane) {
+        if !self.has_slot(pane) {
             let slot = announced(tmux, po, false).await?;
-            self.slots().entry(pane).or_insert(slot);
+            self.keep_first(pane, slot);
         }
-        let mut slots = self.slots();
-        let slot = slots.get_mut(&pane)?;
+        let terminal = self.terminals.get(pane)?;
+        let mut shell = lock(&terminal.shell);
+        let slot = shell.as_mut()?;
         for done in slot.catch_up(po) {
-            self.regions.record(pane, Region::marked(&done));
+            self.regions.record_in(&terminal, Region::marked(&done));
         }
         Some(slot.clone())
     }
@@ -447,119 +443,6 @@ impl Shells {
         Some(slot)
     }
 
-    fn wrapped(&self) -> std::sync::MutexGuard<'_, HashMap<PaneId, Wrapped>> {
-        self.wrapped.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether `po`'s output from `from` on ends at a prompt of the pane's
-    /// shell: its last line ends the way the prompts `run` saw there ended,
-    /// or, with none seen yet, the way common prompts do (`$ `, `# `, `% `,
-    /// `> `). Read from the pane's log, for a wrapped run whose shell reads
-    /// the terminal again without its end marker (an interrupt).
-    pub(crate) fn at_prompt(&self, po: &PaneOutput, from: u64) -> bool {
-        const ENDS: [&str; 4] = ["$ ", "# ", "% ", "> "];
-        let (_, bytes) = po.read_from(from, 1 << 16);
-        let line = last_line(&bytes);
-        let raw = match self
-            .wrapped()
-            .get(&po.pane())
-            .and_then(|w| w.prompt_end.clone())
-        {
-            Some(end) => line.ends_with(&end),
-            None => ENDS.iter().any(|end| line.ends_with(end)),
-        };
-        // A shell that draws its prompt with cursor motion after the text
-        // (fish: a right prompt, then back) ends its bytes otherwise: the
-        // screen shows the prompt before the cursor.
-        raw || po.emulated_screen().is_some_and(|screen| {
-            screen.offset > from
-                && screen
-                    .lines
-                    .get(screen.cursor_y as usize)
-                    .map(|l| l.chars().take(screen.cursor_x as usize).collect::<String>())
-                    .is_some_and(|before| ENDS.iter().any(|end| before.ends_with(end)))
-        })
-    }
-
-    /// Whether the shell of `po`'s pane (one without integration) shows a
-    /// continuation prompt: its last line, after a line end, ends with `> `
-    /// where the prompt learned from earlier wrapped runs does not, or is
-    /// `> ` alone (the shells' default `PS2`) when none was learned yet. It
-    /// waits for the rest of a command line.
-    pub(crate) fn wrapped_continues(&self, po: &PaneOutput) -> bool {
-        let learned = self
-            .wrapped()
-            .get(&po.pane())
-            .and_then(|w| w.prompt_end.clone());
-        let from = po.end_offset().saturating_sub(4096);
-        let (_, bytes) = po.read_from(from, 4096);
-        if !bytes.contains(&b'\n') {
-            return false;
-        }
-        let line = last_line(&bytes);
-        match learned {
-            Some(end) => !end.ends_with("> ") && line.ends_with("> "),
-            None => line == "> ",
-        }
-    }
-
-    /// Notes that a wrapped run in `pane` ended with the end mark just
-    /// before `end`: its shell prints its prompt next.
-    pub(crate) fn wrapped_ended(&self, pane: PaneId, end: u64) {
-        self.wrapped().entry(pane).or_default().ended = Some(end);
-    }
-
-    /// Before `run` types its wrapped form into `po`'s pane: if the last
-    /// wrapped run there ended and its prompt has not been seen, waits for
-    /// it in the pane's output (the bytes after the end mark ending the way
-    /// the shell's prompts end, or, with none learned yet, the first bytes
-    /// after it), at most [`WRAPPED_PROMPT`]. Text typed before the prompt
-    /// would be echoed by the terminal ahead of it and read by a line
-    /// editor that has not started. Nothing waits when the prompt is in
-    /// already, as it is once the reply went back to the client and a new
-    /// call came.
-    pub(crate) async fn wrapped_prompt(&self, po: &PaneOutput) {
-        let (ended, prompt_end) = {
-            let mut wrapped = self.wrapped();
-            let Some(w) = wrapped.get_mut(&po.pane()) else {
-                return;
-            };
-            let Some(ended) = w.ended.take() else {
-                return;
-            };
-            (ended, w.prompt_end.clone())
-        };
-        let mut seen = Vec::new();
-        let drawn = |seen: &[u8]| {
-            !seen.is_empty()
-                && prompt_end
-                    .as_deref()
-                    .is_none_or(|end| last_line(seen).ends_with(end))
-        };
-        let mut stream = po.stream_from(ended);
-        let follow = async {
-            while let Some(chunk) = stream.next().await {
-                match chunk {
-                    PaneChunk::Output { data, .. } => {
-                        seen.extend_from_slice(&data);
-                        if drawn(&seen) {
-                            return;
-                        }
-                    }
-                    // Output was lost or the pane ended: nothing to wait for.
-                    PaneChunk::Missed { .. } => return,
-                    _ => {}
-                }
-            }
-        };
-        let _ = tokio::time::timeout(WRAPPED_PROMPT, follow).await;
-        if let Some(end) = prompt_ending(&last_line(&seen))
-            && let Some(w) = self.wrapped().get_mut(&po.pane())
-        {
-            w.prompt_end = Some(end);
-        }
-    }
-
     /// Before `po`'s pane is respawned with its own start command: when its
     /// shell is integrated and tmux-mcp started it (not the default-command
     /// launcher, which announces a new shell itself), the kind and a fresh
@@ -579,26 +462,20 @@ impl Shells {
         Some((kind, shell_nonce()))
     }
 
-    /// Forgets a pane that is gone: its shell and its regions.
-    pub(crate) fn gone(&self, pane: PaneId) {
-        self.slots().remove(&pane);
-        self.wrapped().remove(&pane);
-        self.regions.remove(pane);
-    }
-
     /// How many panes have a shell or a wrapped run's record here.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
-        let slots: std::collections::HashSet<PaneId> = self.slots().keys().copied().collect();
-        let wrapped = self.wrapped().keys().filter(|p| !slots.contains(p)).count();
-        slots.len() + wrapped
+        self.terminals
+            .count(|t| lock(&t.shell).is_some() || lock(&t.wrapped).is_some())
     }
 
     /// Forgets a pane whose program was replaced (respawned), here and in
     /// the pane's option.
     pub(crate) async fn forget(&self, tmux: &Tmux, pane: PaneId) {
-        self.slots().remove(&pane);
-        self.wrapped().remove(&pane);
+        if let Some(terminal) = self.terminals.get(pane) {
+            *lock(&terminal.shell) = None;
+            *lock(&terminal.wrapped) = None;
+        }
         self.regions.forget(pane);
         let _ = tmux
             .run(SetOption::unset(OptionScope::Pane, OPTION).target(pane))
