@@ -11,14 +11,10 @@
 //! name (docs/security.md).
 //!
 //! The server sets the caller's name for the length of each tool call, so
-//! that the tools read it with [`current`] without a new argument. Per pane
-//! (kept on the tmux connection, so it ends with it) the server remembers
-//! who created the pane and who typed into it when, and serialises input:
-//! the input tools and `run`'s typing take the pane's input turn, an async
-//! lock held only while input is prepared and typed (never while `run`
-//! waits for its command to finish, and never by the reading tools). The
-//! replies say who else uses the pane ([`Sharing`]); `list_terminals` says
-//! who created it and typed into it last ([`PaneActorsEntry`]).
+//! that the tools read it with [`current`] without a new argument. What
+//! each caller did to each pane (who created it and typed into it when,
+//! and its input turn) is kept with the pane's record, in
+//! [`crate::terminal::actors`].
 
 use std::future::Future;
 use std::sync::Arc;
