@@ -1,21 +1,37 @@
 //! `capture_screen`, `read_output` and `search_output`: what a pane shows
 //! and has printed.
+//!
+//! This file holds the tools' descriptions and their router; `screen` the
+//! arguments and result of `capture_screen` and the line numbers a pane
+//! has, `output` those of `read_output` and the page of the output log it
+//! reads, `search` those of `search_output`.
 
-use std::fmt::Write as _;
+mod output;
+mod screen;
+mod search;
 
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use tmux_control::PaneId;
 use tmux_control::command::CapturePane;
-use tmux_control::{PaneId, PaneOutput};
 
 use crate::mcp::server::TmuxMcp;
-use crate::reply::{Json, Summary, ToolError};
-use crate::text::shape::{LossReport, REPLY_OVERHEAD, describe_losses};
-use crate::text::{cook, json_len, json_prefix, keep_last_lines, pane_size, trim_trailing_blank};
-use crate::tools::inspect::{matches_header, search_regex};
+use crate::reply::{Json, ToolError};
+use crate::text::{keep_last_lines, trim_trailing_blank};
+use crate::tools::inspect::search_regex;
 
+pub(crate) use output::{OutputSource, ReadOutputArgs, ReadOutputResult};
+pub(crate) use screen::{CaptureScreenArgs, CaptureScreenResult, ScreenSource};
+pub(crate) use search::{SearchMatch, SearchOutputArgs, SearchOutputResult};
+
+use output::page_bytes;
+use screen::LineRange;
+
+/// Lines on either side of a `capture_screen` range (and before the last
+/// lines `read_output` reads from the scrollback) that are captured and
+/// redacted with it but not shown: a window into a private key block of
+/// up to this many lines holds neither BEGIN nor END but is masked whole.
+const WINDOW_CONTEXT: i64 = 1024;
 // ---------------------------------------------------------------- capture_screen
 
 const CAPTURE_SCREEN: &str = "Capture what a pane shows: by default the visible screen as plain text, as a human would see it now. \
@@ -23,135 +39,6 @@ Use it to look at full-screen programs (editors, TUIs, prompts) and the current 
 For history, give start/end line numbers (0 is the top visible line, negative numbers go back into the scrollback: start=-100 is 100 lines up) or whole_history=true. escapes=true keeps colours and attributes as ANSI escape codes. \
 Returns the lines as text with their line numbers (first_line..last_line), the pane size, cursor position, whether it is in copy mode or on the alternate screen, and a cursor for wait_for_output. Trailing blank lines are dropped. Secrets are masked. When the text is over the size limit, the oldest lines are left out and the reply says which line numbers to ask for. \
 Fails if the target does not exist.";
-
-/// Arguments of `capture_screen`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CaptureScreenArgs {
-    /// The pane: an id like `%3` (a window `@2` or session `$1` means its active pane) or an exact name `session`, `session:window`, `session:window.pane`.
-    pub target: String,
-    /// First line to capture: 0 is the top of the visible screen, negative numbers reach back into the scrollback (a number beyond the scrollback or the screen counts as its first or last line).
-    pub start: Option<i64>,
-    /// Last line to capture (default: the bottom of the visible screen; not before start).
-    pub end: Option<i64>,
-    /// Capture the whole scrollback and the screen (overrides start/end).
-    #[serde(default)]
-    pub whole_history: bool,
-    /// Keep colours and attributes as ANSI escape sequences (default false: plain text).
-    #[serde(default)]
-    pub escapes: bool,
-    /// Most bytes of text to return (default and maximum: the server's limit, 40000 unless configured; less than 256 counts as 256).
-    pub max_bytes: Option<usize>,
-}
-
-/// Result of `capture_screen`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub(crate) struct CaptureScreenResult {
-    /// The pane captured.
-    pub pane: String,
-    /// The captured lines joined with newlines (secrets masked).
-    pub text: String,
-    /// Line number of the first line in `text`.
-    pub first_line: i32,
-    /// Line number of the last line in `text`.
-    pub last_line: i32,
-    /// Lines left out at the start because of the size limit.
-    pub omitted_lines: u32,
-    /// Columns.
-    pub width: u32,
-    /// Rows.
-    pub height: u32,
-    /// Cursor column.
-    pub cursor_x: u32,
-    /// Cursor row.
-    pub cursor_y: u32,
-    /// Lines of scrollback above the screen (absent when the screen came from the emulator: ask with start/end to read history).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub history_lines: Option<u32>,
-    /// In copy mode (or another tmux mode).
-    pub in_mode: bool,
-    /// On the alternate screen (a full-screen program).
-    pub alternate_screen: bool,
-    /// The pane's program has exited.
-    pub dead: bool,
-    /// Output cursor at capture time: wait_for_output from here sees only newer output.
-    pub cursor: u64,
-    /// Where the screen came from: "emulator" (tmux-mcp's own terminal emulator, fed with the pane's output; no tmux round trip) or "tmux" (capture-pane: history ranges, escapes, copy mode, or the emulator out of sync).
-    pub source: ScreenSource,
-}
-
-/// Where `capture_screen` read the screen from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum ScreenSource {
-    /// The pane's emulated screen, kept from its output.
-    Emulator,
-    /// tmux's `capture-pane`.
-    Tmux,
-}
-
-impl Summary for CaptureScreenResult {
-    fn summary(&self) -> String {
-        let mut s = format!(
-            "Pane {} ({}x{}, cursor at column {} row {}{}{}{}), lines {}..{}, cursor={}",
-            self.pane,
-            self.width,
-            self.height,
-            self.cursor_x,
-            self.cursor_y,
-            if self.alternate_screen {
-                ", full-screen program"
-            } else {
-                ""
-            },
-            if self.in_mode { ", in copy mode" } else { "" },
-            if self.dead { ", program exited" } else { "" },
-            self.first_line,
-            self.last_line,
-            self.cursor
-        );
-        if self.omitted_lines > 0 {
-            let _ = write!(
-                s,
-                "\n[{} earlier lines left out (size limit); ask with start={} end={}]",
-                self.omitted_lines,
-                self.first_line - i32::try_from(self.omitted_lines).unwrap_or(i32::MAX),
-                self.first_line - 1
-            );
-        }
-        s.push_str(":\n");
-        s.push_str(&self.text);
-        s
-    }
-}
-
-/// The line numbers a pane has: `-top` (the oldest scrollback line) to
-/// `bottom` (the last screen line).
-#[derive(Debug, Clone, Copy)]
-struct LineRange {
-    top: i32,
-    bottom: i32,
-}
-
-impl LineRange {
-    fn of(row: &tmux_control::command::PaneInfo) -> Self {
-        let top = -i32::try_from(row.history_size).unwrap_or(i32::MAX);
-        let bottom = i32::try_from(row.height)
-            .unwrap_or(i32::MAX)
-            .saturating_sub(1);
-        Self {
-            top,
-            bottom: bottom.max(top),
-        }
-    }
-
-    /// `line` moved into the pane's lines.
-    fn clamp(self, line: i64) -> i32 {
-        let clamped = line.clamp(i64::from(self.top), i64::from(self.bottom));
-        i32::try_from(clamped).unwrap_or(self.bottom)
-    }
-}
-
 // ---------------------------------------------------------------- read_output
 
 const READ_OUTPUT: &str = "Read a pane's output history as plain text (escape codes removed, carriage-return overwrites applied). \
@@ -159,277 +46,12 @@ Two ways: (1) with cursor: everything the pane wrote since that cursor (cursors 
 (2) without cursor: the last last_lines lines (default 100) of the pane's rendered scrollback, including history from before tmux-mcp followed the pane. \
 raw=true returns escape codes too. Returns text (a page small enough to fit the reply twice, about 3 KB by default; max_bytes sets the reply budget), next_cursor (where to continue), more (whether more is already available), missed_bytes if the log no longer holds the start of what you asked for, and losses saying what output is missing and why (evicted from the log, or discarded by tmux). Secrets are masked. \
 Fails if the target does not exist.";
-
-/// Arguments of `read_output`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ReadOutputArgs {
-    /// The pane: an id like `%3` or an exact name `session`, `session:window.pane`.
-    pub target: String,
-    /// Read the output log from this cursor (from an earlier reply). Without it, read the last lines of the scrollback.
-    pub cursor: Option<u64>,
-    /// Without cursor: how many lines to return (default 100; more than 10000 counts as 10000).
-    pub last_lines: Option<u64>,
-    /// Keep escape sequences (default false).
-    #[serde(default)]
-    pub raw: bool,
-    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
-    pub max_bytes: Option<usize>,
-}
-
-/// Where `read_output` read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum OutputSource {
-    /// tmux-mcp's log of the pane's output, by cursor.
-    Log,
-    /// tmux's rendered scrollback.
-    Scrollback,
-}
-
-/// Result of `read_output`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub(crate) struct ReadOutputResult {
-    /// The pane read.
-    pub pane: String,
-    /// Where the text came from.
-    pub source: OutputSource,
-    /// The text (secrets masked).
-    pub text: String,
-    /// Log only: the cursor the text starts at (later than asked if bytes were missed).
-    pub from_cursor: Option<u64>,
-    /// Where to continue reading (or waiting) from.
-    pub next_cursor: u64,
-    /// More output is already available after next_cursor.
-    pub more: bool,
-    /// Bytes between the asked cursor and from_cursor that the log no longer holds.
-    pub missed_bytes: u64,
-    /// Scrollback only: lines left out at the start because of the size limit.
-    pub omitted_lines: u32,
-    /// Log only: output missing between the asked cursor and next_cursor, and why (evicted from the log, or discarded by tmux); only when some is.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub losses: Vec<LossReport>,
-}
-
-impl Summary for ReadOutputResult {
-    fn summary(&self) -> String {
-        let mut s = match self.source {
-            OutputSource::Log => format!(
-                "Output of {} from cursor {} to {}{}",
-                self.pane,
-                self.from_cursor.unwrap_or(0),
-                self.next_cursor,
-                if self.more {
-                    " (more available: call again with cursor=next_cursor)"
-                } else {
-                    ""
-                }
-            ),
-            OutputSource::Scrollback => format!(
-                "Last lines of {}'s scrollback; new output will start at cursor={}",
-                self.pane, self.next_cursor
-            ),
-        };
-        if self.omitted_lines > 0 {
-            let _ = write!(
-                s,
-                "; {} older lines left out (size limit)",
-                self.omitted_lines
-            );
-        }
-        if let Some(lost) = describe_losses(&self.losses) {
-            s.push_str(". ");
-            s.push_str(&lost);
-        }
-        s.push_str(":\n");
-        s.push_str(&self.text);
-        s
-    }
-}
-
-/// A page of `read_output`: where it starts, how many raw bytes it covers
-/// and its text.
-struct Page {
-    at: u64,
-    len: u64,
-    text: String,
-}
-
-/// The most bytes (as JSON) of a `read_output` page in a reply of
-/// `budget` bytes: small enough to be sent in the text and the structured
-/// content both (docs/tools.md, "Replies").
-fn page_bytes(budget: usize) -> usize {
-    (budget.saturating_sub(REPLY_OVERHEAD) / 2).max(256)
-}
-
-/// Raw bytes on either side of a page that are redacted with it but not
-/// shown, so a secret the page boundary cuts is still masked, and a page
-/// into a private key block of up to this size is masked whole.
-const PAGE_CONTEXT: usize = 64 * 1024;
-
-/// Lines on either side of a `capture_screen` range (and before the last
-/// lines `read_output` reads from the scrollback) that are captured and
-/// redacted with it but not shown: a window into a private key block of
-/// up to this many lines holds neither BEGIN nor END but is masked whole.
-const WINDOW_CONTEXT: i64 = 1024;
-
-impl TmuxMcp {
-    /// The page of output from `from` that fits a reply of `budget` bytes,
-    /// ending at a line end when it can, redacted together with the bytes
-    /// around it.
-    fn output_page(&self, po: &PaneOutput, from: u64, budget: usize, raw_mode: bool) -> Page {
-        let max = page_bytes(budget);
-        let (at, raw) = po.read_from(from, max);
-        let end = po.end_offset();
-        let size = pane_size(po);
-        let render = |bytes: &[u8]| {
-            if raw_mode {
-                String::from_utf8_lossy(bytes).into_owned()
-            } else {
-                cook(bytes, size)
-            }
-        };
-        // Shrink until the text fits: escapes can make text longer than its
-        // raw bytes (each try takes at most a fixed share less).
-        let mut take = raw.len();
-        let mut text;
-        loop {
-            if at + take as u64 != end {
-                if let Some(p) = raw[..take].iter().rposition(|&b| b == b'\n') {
-                    take = p + 1;
-                } else if let Err(e) = std::str::from_utf8(&raw[..take])
-                    && e.error_len().is_none()
-                    && e.valid_up_to() > 0
-                {
-                    // No line end: at least do not cut a character in two.
-                    take = e.valid_up_to();
-                }
-            }
-            text = render(&raw[..take]);
-            let size = json_len(&text);
-            if size <= max || take <= 1 {
-                break;
-            }
-            take = (take * max / size).min(take - 1).max(1);
-        }
-        if json_len(&text) > max {
-            text = json_prefix(&text, max).to_owned();
-        }
-        let next = at + take as u64;
-        let before = {
-            // From the oldest byte the log holds, if that is closer.
-            let look = at
-                .saturating_sub(PAGE_CONTEXT as u64)
-                .max(po.start_offset())
-                .min(at);
-            let (b_at, b) = po.read_from(look, usize::try_from(at - look).unwrap_or(0));
-            if b_at + b.len() as u64 == at {
-                render(&b)
-            } else {
-                String::new()
-            }
-        };
-        let (a_at, after) = po.read_from(next, PAGE_CONTEXT);
-        let after_text = if a_at == next {
-            render(&after)
-        } else {
-            String::new()
-        };
-        let open_end = a_at + after.len() as u64 >= po.end_offset();
-        let mut red = self
-            .redact_parts(&[&before, &text, &after_text], open_end)
-            .into_iter()
-            .skip(1);
-        Page {
-            at,
-            len: take as u64,
-            text: red.next().unwrap_or_default(),
-        }
-    }
-}
-
 // ---------------------------------------------------------------- search_output
 
 const SEARCH_OUTPUT: &str = "Search a pane's whole scrollback and screen for a regular expression (Rust regex syntax) or, with literal=true, a plain string. \
 Use it to find an error, a URL or a value in long output without reading it all. \
 Returns each matching line with its line number (negative = in the scrollback; pass it to capture_screen start/end to read around it) and context_lines lines before and after (default 2). At most max_matches matches (default 50); total_matches tells how many there were. Secrets in the returned lines are masked. \
 Fails if the pattern is not a valid regex or the target does not exist.";
-
-/// Arguments of `search_output`.
-#[derive(Debug, Clone, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct SearchOutputArgs {
-    /// The pane: an id like `%3` or an exact name.
-    pub target: String,
-    /// What to look for: a regular expression, or a plain string with literal=true.
-    pub pattern: String,
-    /// Treat pattern as a plain string (default false).
-    #[serde(default)]
-    pub literal: bool,
-    /// Ignore case (default false).
-    #[serde(default)]
-    pub ignore_case: bool,
-    /// Lines of context before and after each match (default 2; more than 20 counts as 20).
-    pub context_lines: Option<u64>,
-    /// Most matches to return (default 50; more than 500 counts as 500; 0 only counts them).
-    pub max_matches: Option<u64>,
-}
-
-/// One match of `search_output`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub(crate) struct SearchMatch {
-    /// Line number (0 = top of the visible screen, negative = scrollback).
-    pub line: i32,
-    /// The matching line.
-    pub text: String,
-    /// Lines just before it.
-    pub before: Vec<String>,
-    /// Lines just after it.
-    pub after: Vec<String>,
-}
-
-/// Result of `search_output`.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub(crate) struct SearchOutputResult {
-    /// The pane searched.
-    pub pane: String,
-    /// The matches returned.
-    pub matches: Vec<SearchMatch>,
-    /// How many lines matched in all.
-    pub total_matches: u32,
-    /// Matches were left out (max_matches or the size limit).
-    pub truncated: bool,
-    /// Lines searched.
-    pub searched_lines: u32,
-}
-
-impl Summary for SearchOutputResult {
-    fn summary(&self) -> String {
-        let mut s = matches_header(
-            self.total_matches,
-            self.searched_lines,
-            &format!("pane {}", self.pane),
-            self.truncated.then_some(self.matches.len()),
-        );
-        for m in &self.matches {
-            s.push_str("\n--");
-            let first = m.line - i32::try_from(m.before.len()).unwrap_or(0);
-            for (i, l) in m.before.iter().enumerate() {
-                let _ = write!(s, "\n{:>6}  {l}", first + i32::try_from(i).unwrap_or(0));
-            }
-            let _ = write!(s, "\n{:>6}> {}", m.line, m.text);
-            for (i, l) in m.after.iter().enumerate() {
-                let _ = write!(
-                    s,
-                    "\n{:>6}  {l}",
-                    m.line + 1 + i32::try_from(i).unwrap_or(0)
-                );
-            }
-        }
-        s
-    }
-}
-
 #[tool_router(router = read_router, vis = "pub(super)")]
 impl TmuxMcp {
     #[tool(description = CAPTURE_SCREEN, annotations(title = "Capture screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]
