@@ -15,11 +15,12 @@ use toolsets::ToolSelection;
 
 mod cli;
 pub mod error;
+mod host_list;
 mod hosts;
 pub mod toolsets;
 
 pub use cli::{BridgeArgs, Cli, Command, DoctorArgs, LogLevel, ServeArgs};
-use hosts::hosts_from_cli;
+use host_list::hosts_from_cli;
 pub use hosts::{Engine, HostKind, HostSpec, LOCAL_HOST, MAX_HOST_NAME};
 
 /// The socket name used when nothing else is configured (`tmux -L tmux-mcp`).
