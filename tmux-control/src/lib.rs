@@ -103,6 +103,7 @@ pub mod fuzzing;
 mod ids;
 mod pane;
 pub mod proto;
+mod quote;
 mod server;
 mod text;
 mod version;

@@ -184,7 +184,7 @@ impl Server {
             Some(remote) => {
                 let words: Vec<String> = std::iter::once(remote.clone())
                     .chain(tmux.iter().map(|a| a.to_string_lossy().into_owned()))
-                    .map(|w| crate::pane::shell::quote(&w).into_owned())
+                    .map(|w| crate::quote::quote(&w).into_owned())
                     .collect();
                 cmd.arg(words.join(" "));
             }

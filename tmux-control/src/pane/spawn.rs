@@ -104,7 +104,7 @@ impl Tmux {
             (Some(program), _) => program.to_vec(),
             (None, Some(command)) => command.into_bytes(),
             // tmux runs the default shell as a login shell.
-            (None, None) => format!("exec {} -l", super::shell::quote(&shell)).into_bytes(),
+            (None, None) => format!("exec {} -l", crate::quote::quote(&shell)).into_bytes(),
         };
         let mut respawn = what.respawn(pane, &program);
         linger(&shell, &mut respawn);

@@ -3,12 +3,12 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use super::quote::quote;
 use super::scripts::{BASH_HOOKS, FISH_HOOKS, ZSH_HOOKS, ZSHENV};
 use super::{NONCE_VARIABLE, ShellKind};
 use crate::command::{OptionScope, SetOption};
 use crate::error::Result;
 use crate::pane::Tmux;
+use crate::quote::quote;
 
 /// Whether `nonce` is one the hooks accept: 1 to 64 hex digits.
 fn valid_nonce(nonce: &str) -> bool {

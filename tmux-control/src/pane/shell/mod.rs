@@ -31,13 +31,12 @@ use std::hash::{BuildHasher as _, Hasher as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 mod hooks;
-mod quote;
 mod scripts;
 mod tracker;
 
 pub use super::marks::{Mark, MarkScanner, Marks, ShellMark};
+pub use crate::quote::{join, quote};
 pub use hooks::{Launch, ShellIntegration};
-pub use quote::{join, quote};
 pub use tracker::{FinishedCommand, ShellEvent, ShellPhase, ShellTracker};
 
 /// The shells that [`ShellIntegration`] has hooks for.

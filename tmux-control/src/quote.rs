@@ -1,4 +1,6 @@
-//! Quoting words for a shell command line: the one quoter of both crates.
+//! Quoting words for a shell command line: the one quoter of both crates,
+//! beneath every layer (the server addressing, the pane layer and shell
+//! integration use it; it is public as `tmux_control::shell::quote`).
 
 use std::borrow::Cow;
 
