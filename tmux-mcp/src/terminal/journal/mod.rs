@@ -233,10 +233,9 @@ impl Journal {
         if self.lock().layout == Some(generation) {
             return;
         }
-        if let Some(screen) = po.emulated_screen() {
+        // The size alone: no snapshot of the whole screen to read it.
+        if let Some((w, h)) = pane_size(po) {
             let mut inner = self.lock();
-            let w = u16::try_from(screen.width).unwrap_or(u16::MAX);
-            let h = u16::try_from(screen.height).unwrap_or(u16::MAX);
             inner.cooker.resize(w, h);
             inner.layout = Some(generation);
         }

@@ -3,7 +3,6 @@
 //! request with the bridge's actor. The routing between them is in
 //! `mod.rs`.
 
-#[allow(clippy::wildcard_imports)]
 use super::*;
 
 /// Writes `actor` into `message`'s `params._meta` (made if missing), next
