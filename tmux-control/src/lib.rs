@@ -117,6 +117,7 @@ pub use pane::shell;
 pub use pane::{
     Expect, Loss, LossReason, Match, PaneChunk, PaneEnd, PaneExit, PaneOutput, PaneState,
     PaneStateChanges, PaneStream, Pattern, Resolved, Screen, Spawned, Tmux, Typed, WaitError,
+    WaitOutcome,
 };
 pub use server::{IsolatedServer, Server};
 pub use text::PlainText;

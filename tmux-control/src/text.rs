@@ -40,6 +40,20 @@ impl PlainText {
 
     /// Appends the plain text of `input` to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
+        self.feed_mapped(input, out, |_, _| {});
+    }
+
+    /// Like [`PlainText::feed`], telling `copied` where each piece of
+    /// plain text came from: `copied(at, from)` says that the bytes
+    /// appended at `out[at..]` begin with `input[from]`, and run on one for
+    /// one until the next call. Every plain byte is a copy of one input
+    /// byte, so this maps each back to its place in the raw stream.
+    pub(crate) fn feed_mapped(
+        &mut self,
+        input: &[u8],
+        out: &mut Vec<u8>,
+        mut copied: impl FnMut(usize, usize),
+    ) {
         out.reserve(input.len());
         let mut i = 0;
         while i < input.len() {
@@ -49,6 +63,9 @@ impl PlainText {
                     .iter()
                     .position(|&b| b < 0x20 || b == 0x7f)
                     .unwrap_or(input.len() - i);
+                if run > 0 {
+                    copied(out.len(), i);
+                }
                 out.extend_from_slice(&input[i..i + run]);
                 i += run;
                 if i == input.len() {
@@ -61,6 +78,7 @@ impl PlainText {
                 State::Ground => match b {
                     0x1b => State::Esc,
                     b'\n' | b'\t' => {
+                        copied(out.len(), i - 1);
                         out.push(b);
                         State::Ground
                     }
@@ -117,5 +135,22 @@ mod tests {
         assert_eq!(plain(&[b"\x1bP1;2q#0\x1b\\z"]), b"z");
         assert_eq!(plain(&[b"caf\xc3", b"\xa9\r\n"]), "café\n".as_bytes());
         assert_eq!(plain(&[b"\x1b=k\x07\x08"]), b"k");
+    }
+
+    #[test]
+    fn every_plain_byte_maps_back_to_its_input_byte() {
+        let input = b"a\x1b[1mbc\r\n\x1b]0;t\x07d\te";
+        let mut out = Vec::new();
+        let mut pieces = Vec::new();
+        PlainText::new().feed_mapped(input, &mut out, |at, from| pieces.push((at, from)));
+        assert_eq!(out, b"abc\nd\te");
+        // Walk the pieces: each plain byte equals the input byte it maps to.
+        for (k, &(at, from)) in pieces.iter().enumerate() {
+            let until = pieces.get(k + 1).map_or(out.len(), |p| p.0);
+            for j in at..until {
+                assert_eq!(out[j], input[from + j - at], "plain byte {j}");
+            }
+        }
+        assert_eq!(pieces.first(), Some(&(0, 0)));
     }
 }

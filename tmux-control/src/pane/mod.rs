@@ -63,7 +63,7 @@ use tokio_stream::wrappers::WatchStream;
 
 #[cfg(feature = "emulator")]
 pub use emulator::EmulatedScreen;
-pub use expect::{Expect, Match, Pattern, WaitError};
+pub use expect::{Expect, Match, Pattern, WaitError, WaitOutcome};
 pub use handle::Tmux;
 pub use input::Typed;
 pub use log::{Loss, LossReason, PaneChunk, PaneEnd};
@@ -265,6 +265,85 @@ impl PaneOutput {
         Expect {
             stream: self.stream_from(from),
             pattern,
+        }
+    }
+
+    /// Waits, at most `timeout`, for `pattern` in the output from absolute
+    /// offset `from`, for the pane's program to exit, or for the pane to
+    /// end, whichever comes first: the wait every client of a pane wants,
+    /// with one [`WaitOutcome`] that says where to resume. Output that
+    /// reached the log before the exit was seen is searched first, so a
+    /// program that prints its answer and exits is
+    /// [`WaitOutcome::Matched`] (though tmux itself can drop the last bytes
+    /// a program writes as it exits: it closes the pane's terminal when it
+    /// reaps the program, without reading what is left). A dead state is
+    /// read again from tmux before the wait (it can be stale right after
+    /// `respawn-pane`). Cancel-safe.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use std::time::Duration;
+    /// use tmux_control::command::{NewPane, NewWindow};
+    /// use tmux_control::{IsolatedServer, Pattern, Tmux, WaitOutcome};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// // (The pause keeps the output clear of the exit: see above.)
+    /// let what = NewPane::from(NewWindow::new().command("echo one two; sleep 0.3; exit 3"));
+    /// let started = tmux.spawn(what.remain_on_exit()).await?;
+    /// let pane = &started.output;
+    /// let second = Duration::from_secs(10);
+    /// let WaitOutcome::Matched(m) = pane.wait_for(Pattern::regex("o")?, started.start, second).await
+    /// else { panic!("no match") };
+    /// assert_eq!(m.before, "");
+    /// // Resuming at the match's end finds the next one, then the exit.
+    /// let again = pane.wait_for(Pattern::literal("two"), m.end, second).await;
+    /// assert!(matches!(again, WaitOutcome::Matched(_)));
+    /// let last = pane.wait_for(Pattern::literal("three"), again.resume_offset(), second).await;
+    /// let WaitOutcome::Exited { exit, .. } = last else { panic!("{last:?}") };
+    /// assert_eq!(exit.status, Some(3));
+    /// # Ok(()) }
+    /// ```
+    pub async fn wait_for(&self, pattern: Pattern, from: u64, timeout: Duration) -> WaitOutcome {
+        let deadline = Instant::now() + timeout;
+        if self.state().dead {
+            // Best effort: if tmux cannot answer, the followed state stands.
+            let _ = self.refresh_state().await;
+        }
+        let (mut stream, pattern) = self.expect_from(pattern, from).into_parts();
+        let mut search = expect::Search::new(stream.offset());
+        let exit = self.wait_exit(timeout);
+        tokio::pin!(exit);
+        loop {
+            tokio::select! {
+                biased;
+                chunk = stream.next() => match search.chunk(&pattern, chunk, &stream) {
+                    expect::Step::More => {}
+                    expect::Step::Found(m) => return WaitOutcome::Matched(*m),
+                    expect::Step::Ended(end) => {
+                        return WaitOutcome::Ended { end, resume_offset: stream.offset() };
+                    }
+                },
+                exit = &mut exit => {
+                    let resume_offset = self.end_offset();
+                    return match exit {
+                        Ok(exit) if exit.gone => {
+                            WaitOutcome::Ended { end: PaneEnd::Gone, resume_offset }
+                        }
+                        Ok(exit) => WaitOutcome::Exited { exit, resume_offset },
+                        Err(WaitError::Ended(end)) => WaitOutcome::Ended { end, resume_offset },
+                        Err(WaitError::Timeout { .. }) => break,
+                    };
+                }
+                // A true timer: the caller's deadline (the exit wait's own
+                // deadline is the same one).
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+        WaitOutcome::Timeout {
+            waited: timeout,
+            tail: search.tail(),
+            resume_offset: search.resume_offset(&stream),
         }
     }
 

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::common::{bounded, gated, ok, open_gate};
 use tmux_control::{
     ConnectOptions, Event, IsolatedServer, LossReason, PaneChunk, PaneId, PaneOutput, Pattern,
-    Tmux, WaitError,
+    Tmux, WaitError, WaitOutcome,
 };
 
 /// Creates a window running `command` in `session`; returns its pane.
@@ -266,6 +266,91 @@ async fn a_paused_pane_resumes_and_reports_the_loss() {
             losses.iter().map(|l| (l.from, l.to, l.reason)).collect();
         assert_eq!(found, vec![(at, at, LossReason::Paused)]);
         assert_eq!(losses[0].bytes(), None, "tmux does not say how much");
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_gives_raw_offsets_and_a_series_of_waits_misses_nothing() {
+    let iso = IsolatedServer::new().unwrap();
+    bounded(async {
+        let tmux = Tmux::connect(iso.server()).await.unwrap();
+        ok(&tmux, "set-option -g remain-on-exit on").await;
+        // Two matches in one write (the first with escape codes inside it),
+        // then an unfinished line, finished after a second gate; the program
+        // exits 4 after a third (tmux can drop what a program writes just
+        // before it exits, so the exit waits until "half" was read).
+        let pane = window(
+            &tmux,
+            "tmux-control",
+            &gated(
+                "one",
+                &format!(
+                    "printf 'x\\033[1mSP\\033[0mLIT y SPLIT z\\nhal'; {}; exit 4",
+                    gated("two", &format!("printf 'f'; {}", gated("three", "true")))
+                ),
+            ),
+        )
+        .await;
+        let out = tmux.follow(pane).await.unwrap();
+        let from = out.end_offset();
+        open_gate(&tmux, "one").await;
+        let second = Duration::from_secs(20);
+        let raw = |m: &tmux_control::Match| {
+            let (at, bytes) = out.read_from(m.start, usize::try_from(m.end - m.start).unwrap());
+            assert_eq!(at, m.start);
+            bytes.to_vec()
+        };
+        let WaitOutcome::Matched(first) =
+            out.wait_for(Pattern::literal("SPLIT"), from, second).await
+        else {
+            panic!("no first match")
+        };
+        assert_eq!(raw(&first), b"SP\x1b[0mLIT", "{first:?}");
+        assert_eq!(first.before, "x");
+        // Resumed at the first match's end, the second one in the same
+        // write is found.
+        let again = out
+            .wait_for(Pattern::literal("SPLIT"), first.end, second)
+            .await;
+        let WaitOutcome::Matched(next) = &again else {
+            panic!("{again:?}")
+        };
+        assert_eq!(raw(next), b"SPLIT");
+        assert!(next.start > first.end);
+        // A timeout resumes at the start of the unfinished line, so a match
+        // that straddles it is still found.
+        let quiet = Duration::from_millis(300);
+        let timed = out
+            .wait_for(Pattern::literal("half"), again.resume_offset(), quiet)
+            .await;
+        let WaitOutcome::Timeout { resume_offset, .. } = timed else {
+            panic!("{timed:?}")
+        };
+        let (_, rest) = out.read_from(resume_offset, 3);
+        assert_eq!(&rest[..], b"hal");
+        open_gate(&tmux, "two").await;
+        let last = out
+            .wait_for(Pattern::literal("half"), resume_offset, second)
+            .await;
+        let WaitOutcome::Matched(half) = last else {
+            panic!("{last:?}")
+        };
+        assert_eq!(half.text, "half");
+        // Then the program's exit, with its status.
+        open_gate(&tmux, "three").await;
+        let exit = out
+            .wait_for(Pattern::literal("never"), half.end, second)
+            .await;
+        let WaitOutcome::Exited {
+            exit,
+            resume_offset,
+        } = exit
+        else {
+            panic!("{exit:?}")
+        };
+        assert_eq!(exit.status, Some(4));
+        assert_eq!(resume_offset, out.end_offset());
     })
     .await;
 }

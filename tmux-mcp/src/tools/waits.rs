@@ -9,7 +9,7 @@ use rmcp::handler::server::wrapper::Parameters;
 use rmcp::{tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
-use tmux_control::{Match, PaneOutput, Pattern, PlainText, WaitError};
+use tmux_control::{Match, PaneOutput, Pattern, PlainText, WaitError, WaitOutcome};
 
 use crate::mcp::server::TmuxMcp;
 use crate::mcp::wait::{CallCtx, Waited};
@@ -253,28 +253,13 @@ impl TmuxMcp {
             .unwrap_or(end)
             .min(end);
         let started = Instant::now();
-        let expect = po.expect_from(pattern, from);
-        // Right after a respawn the followed state can still say dead.
-        let stale = po.state().dead && conn.pane_row(r.pane).await.is_ok_and(|row| !row.dead);
-        let exit = async {
-            if stale {
-                std::future::pending().await
-            } else {
-                po.wait_exit(limit).await
-            }
-        };
-        let fut = async {
-            tokio::select! {
-                biased;
-                m = expect.wait(limit) => Ok(m),
-                x = exit => Err(x),
-            }
-        };
-        let outcome = match cc.wait(&what, limit, fut).await {
+        let outcome = match cc
+            .wait(&what, limit, po.wait_for(pattern, from, limit))
+            .await
+        {
             Waited::Cancelled => return Err(cancelled(&what)),
             Waited::Done(o) => o,
         };
-        let waited_ms = ms(started.elapsed());
         let mut result = WaitForOutputResult {
             pane: r.pane.to_string(),
             status: WaitStatus::Timeout,
@@ -284,38 +269,29 @@ impl TmuxMcp {
             after: String::new(),
             tail: String::new(),
             searched_from: from,
-            cursor: po.end_offset(),
+            cursor: outcome.resume_offset(),
             exit_status: None,
-            waited_ms,
+            waited_ms: ms(started.elapsed()),
             losses: Vec::new(),
         };
         match outcome {
-            Ok(Ok(m)) => {
+            WaitOutcome::Matched(m) => {
                 result.status = WaitStatus::Matched;
                 result.matched = true;
                 let [before, text, after] = self.match_fields(&po, from, &m);
                 result.text = Some(text);
                 result.before = before;
                 result.after = after;
-                result.cursor = m.resume_offset;
             }
-            Ok(Err(WaitError::Timeout { .. })) | Err(Err(WaitError::Timeout { .. })) => {
-                result.tail = self.tail_text(&po, from, po.end_offset(), 10, TAIL_BYTES);
-                result.cursor = resume_line_start(&po, from);
-            }
-            Ok(Err(WaitError::Ended(_))) | Err(Err(WaitError::Ended(_))) => {
-                result.status = WaitStatus::Gone;
-            }
-            Err(Ok(exit)) => {
-                result.status = if exit.gone {
-                    WaitStatus::Gone
-                } else {
-                    WaitStatus::Exited
-                };
+            WaitOutcome::Exited { exit, .. } => {
+                result.status = WaitStatus::Exited;
                 result.exit_status = exit.status;
                 result.tail = self.tail_text(&po, from, po.end_offset(), 10, TAIL_BYTES);
             }
-            Ok(Err(_)) | Err(Err(_)) => {}
+            WaitOutcome::Timeout { .. } => {
+                result.tail = self.tail_text(&po, from, po.end_offset(), 10, TAIL_BYTES);
+            }
+            _ => result.status = WaitStatus::Gone,
         }
         result.losses = self.losses(&po, from, result.cursor);
         Ok(Json(result))
@@ -397,18 +373,6 @@ impl TmuxMcp {
     }
 }
 
-/// The start of the last (unfinished) line seen since `from`, so that a
-/// resumed wait still sees a match that straddles the time limit.
-fn resume_line_start(po: &PaneOutput, from: u64) -> u64 {
-    let end = po.end_offset();
-    let look = end.saturating_sub(4096).max(from);
-    let (at, raw) = po.read_from(look, usize::try_from(end - look).unwrap_or(4096));
-    match raw.iter().rposition(|&b| b == b'\n') {
-        Some(p) => at + p as u64 + 1,
-        None => look,
-    }
-}
-
 /// The most bytes (as JSON) of a wait's tail of output.
 const TAIL_BYTES: usize = 1500;
 
@@ -463,24 +427,24 @@ fn char_start(bytes: &[u8], mut i: usize) -> usize {
 
 impl TmuxMcp {
     /// A match's `before`, `text` and `after`, redacted as one text
-    /// together with what surrounds them: the plain text the wait searched
-    /// is rebuilt from the log (the same filter as the wait's), so the text
-    /// well before the match (also before the wait's cursor) and the output
-    /// that arrived after it are redacted with it, then each field is cut
-    /// out. When the log no longer
-    /// holds what the wait searched, the wait's own fields are redacted
-    /// together instead.
+    /// together with what surrounds them: the plain text around the match
+    /// is read again from the log by the match's raw offsets (the searched
+    /// part through a filter that starts where the wait's did), so the
+    /// text well before the match (also before the wait's cursor) and the
+    /// output that arrived after it are redacted with it, then each field
+    /// is cut out. When the log no longer holds what the wait searched,
+    /// the wait's own fields are redacted together instead.
     fn match_fields(&self, po: &PaneOutput, from: u64, m: &Match) -> [String; 3] {
-        let Some(Rebuilt {
+        let Some(Around {
             plain,
             searched,
             ts,
             te,
             open_end,
-        }) = rebuild(po, from, m)
+        }) = around(po, from, m)
         else {
             let parts = [m.before.as_str(), m.text.as_str(), m.after.as_str()];
-            let open_end = m.resume_offset >= po.end_offset();
+            let open_end = m.end >= po.end_offset();
             let [before, text, after]: [String; 3] = self
                 .redact_parts(&parts, open_end)
                 .try_into()
@@ -523,45 +487,47 @@ fn bound(text: &str, max: usize) -> String {
     }
 }
 
-/// The plain text a wait from `from` searched up to its match `m`, plus
-/// what arrived since (at most [`LOOKAHEAD_BYTES`] raw bytes) and, before
-/// it, up to [`CONTEXT_BYTES`] of the output before `from` (from a line
-/// start): with the match's range in it, where the searched part starts,
-/// and whether its end is the end of the output so far. `None` when the
-/// log no longer holds what the wait searched, or it does not agree with
-/// the match.
-fn rebuild(po: &PaneOutput, from: u64, m: &Match) -> Option<Rebuilt> {
-    if from < po.start_offset() || m.resume_offset < from {
+/// The plain text around match `m` of a wait from `from`, read from the
+/// log by the match's raw offsets: up to [`CONTEXT_BYTES`] of the output
+/// before `from` (from a line start, through a filter of its own), what
+/// the wait searched (through a filter started at `from`, as the wait's
+/// was), the match, and at most [`LOOKAHEAD_BYTES`] raw bytes after it.
+/// `None` when the log no longer holds what the wait searched (evicted,
+/// or a gap) or it does not agree with the match.
+fn around(po: &PaneOutput, from: u64, m: &Match) -> Option<Around> {
+    if from < po.start_offset() || m.start < from || m.end < m.start {
         return None;
     }
-    let len = usize::try_from(m.resume_offset - from).ok()?;
-    let (at, raw) = po.read_from(from, len);
-    if at != from || raw.len() != len {
-        return None;
-    }
-    // The wait's own filter started at `from`: so does this one, and the
-    // text before `from` goes through a filter of its own.
-    let look = from.saturating_sub(CONTEXT_BYTES as u64);
-    let (b_at, before) = po.read_from(look, usize::try_from(from - look).ok()?);
-    let mut plain = Vec::with_capacity(raw.len() + before.len());
-    if b_at + before.len() as u64 == from {
+    let read = |at: u64, to: u64| {
+        let len = usize::try_from(to - at).ok()?;
+        let (got, raw) = po.read_from(at, len);
+        (got == at && raw.len() == len).then_some(raw)
+    };
+    let searched_raw = read(from, m.start)?;
+    let matched_raw = read(m.start, m.end)?;
+    let mut plain = Vec::new();
+    let look = from
+        .saturating_sub(CONTEXT_BYTES as u64)
+        .max(po.start_offset());
+    if let Some(before) = read(look, from) {
         let line = before.iter().position(|&b| b == b'\n').map_or(0, |p| p + 1);
         PlainText::new().feed(&before[line..], &mut plain);
     }
     let searched = plain.len();
     let mut filter = PlainText::new();
-    filter.feed(&raw, &mut plain);
-    let ts = searched.checked_add(usize::try_from(m.text_offset).ok()?)?;
-    let te = ts.checked_add(m.text.len())?;
-    if plain.get(ts..te) != Some(m.text.as_bytes()) {
+    filter.feed(&searched_raw, &mut plain);
+    let ts = plain.len();
+    filter.feed(&matched_raw, &mut plain);
+    let te = plain.len();
+    if plain[ts..te] != *m.text.as_bytes() {
         return None;
     }
-    let (ahead_at, ahead) = po.read_from(m.resume_offset, LOOKAHEAD_BYTES);
-    if ahead_at == m.resume_offset {
+    let (ahead_at, ahead) = po.read_from(m.end, LOOKAHEAD_BYTES);
+    if ahead_at == m.end {
         filter.feed(&ahead, &mut plain);
     }
     let open_end = ahead_at + ahead.len() as u64 >= po.end_offset();
-    Some(Rebuilt {
+    Some(Around {
         plain,
         searched,
         ts,
@@ -570,8 +536,8 @@ fn rebuild(po: &PaneOutput, from: u64, m: &Match) -> Option<Rebuilt> {
     })
 }
 
-/// What [`rebuild`] returns.
-struct Rebuilt {
+/// What [`around`] returns.
+struct Around {
     /// Context before the wait's start, what it searched, what came after.
     plain: Vec<u8>,
     /// Where the searched text starts in `plain`.
