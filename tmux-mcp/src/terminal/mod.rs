@@ -17,10 +17,15 @@
 //! - `markers`: the wrapped form of `run` for shells without integration;
 //! - `guard`: where this process itself runs in tmux.
 //!
+//! - `region`, `shell::slot`, `actors::part`, the `Journal` of `journal`:
+//!   the parts of a record, one per concern; `lock`: how a part is locked.
+//!
 //! Everything a connection knows about a pane is in the pane's record: the
-//! concerns (`shell`, `regions`, `journal`, `actors`) keep their logic and
-//! what they know about all panes, and read and write their part of each
-//! pane's record through the connection's `Terminals`. The record is
+//! concerns (`shell`, `regions`, `journal::journals`, `actors`) keep their
+//! logic and what they know about all panes, and read and write their part
+//! of each pane's record through the connection's `Terminals`. Imports run
+//! one way: the parts lie beneath the record, and the concerns that reach
+//! the records above it, so a part never names the record that holds it. The record is
 //! created the first time a concern writes something about the pane (a
 //! lookup creates none) and removed whole in one place (`Conn::forget`)
 //! when its output ends with the pane gone. Runs are kept by run id, not
@@ -30,9 +35,11 @@ pub(crate) mod actors;
 pub(crate) mod backend;
 pub(crate) mod guard;
 pub(crate) mod journal;
+pub(crate) mod lock;
 pub(crate) mod markers;
 pub(crate) mod probe;
 pub(crate) mod record;
+pub(crate) mod region;
 pub(crate) mod regions;
 pub(crate) mod runs;
 pub(crate) mod shell;

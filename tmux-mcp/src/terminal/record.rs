@@ -16,7 +16,7 @@
 //!   the input line unsubmitted;
 //! - its integrated shell and its wrapped runs (`shell::Shells`);
 //! - its regions, numbered (`regions::Regions`);
-//! - its durable log and its output (`journal::Journals`);
+//! - its durable log and its output (`journal::journals::Journals`);
 //! - who created it and typed into it, and its input turn
 //!   (`actors::PaneActors`).
 //!
@@ -28,20 +28,15 @@
 //! gone.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 
 use tmux_control::{PaneId, PaneOutput};
 
-use crate::terminal::actors::PaneRecord;
+use crate::terminal::actors::part::PaneRecord;
 use crate::terminal::journal::Journal;
-use crate::terminal::regions::Region;
-use crate::terminal::shell::{ShellSlot, Wrapped};
-
-/// Locks one part of a record (or the registry), whatever a holder that
-/// panicked left in it.
-pub(super) fn lock<T>(part: &Mutex<T>) -> MutexGuard<'_, T> {
-    part.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use crate::terminal::lock::lock;
+use crate::terminal::region::Region;
+use crate::terminal::shell::slot::{ShellSlot, Wrapped};
 
 /// The input record of one terminal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

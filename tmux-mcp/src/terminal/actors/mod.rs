@@ -16,7 +16,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tmux_control::PaneId;
 
-use crate::terminal::record::{Terminal, Terminals, lock};
+use crate::terminal::lock::lock;
+use crate::terminal::record::{Terminal, Terminals};
+
+pub(crate) mod part;
 use crate::text::rfc3339;
 
 /// The most actors remembered per pane as having typed into it.
@@ -70,19 +73,6 @@ pub(crate) struct PaneActorsEntry {
     /// The actor typing into the pane right now, if any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub typing_now: Option<String>,
-}
-
-/// What a terminal's record holds about its actors.
-#[derive(Default)]
-pub(super) struct PaneRecord {
-    created: Option<(Arc<str>, SystemTime)>,
-    /// The actors that typed into the pane, each with its latest time,
-    /// latest last.
-    typists: Vec<(Arc<str>, SystemTime)>,
-    /// Held while an actor types into the pane.
-    turn: Arc<tokio::sync::Mutex<()>>,
-    /// Who holds `turn`.
-    holder: Option<Arc<str>>,
 }
 
 /// The actors of each pane of one tmux connection, kept in the panes'

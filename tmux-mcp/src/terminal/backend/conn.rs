@@ -9,7 +9,7 @@ use tmux_control::{PaneId, PaneOutput, Resolved, SessionId, Tmux, WindowId};
 
 use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
-use crate::terminal::journal::Journals;
+use crate::terminal::journal::journals::Journals;
 use crate::terminal::record::Terminals;
 use crate::terminal::runs::RunState;
 use crate::terminal::shell::Shells;

@@ -13,7 +13,7 @@ use crate::config::{HostKind, SocketChoice};
 use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
 use crate::terminal::guard;
-use crate::terminal::journal::Journals;
+use crate::terminal::journal::journals::Journals;
 use crate::terminal::record::Terminals;
 use crate::terminal::shell::Shells;
 use tmux_control::shell;

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use super::store::Store;
 use super::{Inner, Journal};
-use crate::terminal::regions::Region;
+use crate::terminal::region::Region;
 use crate::text::cooked::{Cooked, Cooker, LineKind};
 
 /// A record in `log.jsonl`.

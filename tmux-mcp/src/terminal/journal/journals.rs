@@ -9,7 +9,8 @@ use std::sync::Arc;
 use tmux_control::command::Raw;
 use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput, Tmux};
 
-use crate::terminal::record::{Terminals, lock};
+use crate::terminal::lock::lock;
+use crate::terminal::record::Terminals;
 use crate::terminal::regions::Regions;
 
 use super::Journal;

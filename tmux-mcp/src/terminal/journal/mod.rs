@@ -49,17 +49,16 @@ use std::sync::Mutex;
 
 use tmux_control::PaneOutput;
 
-use crate::terminal::regions::Region;
+use crate::terminal::region::Region;
 use crate::text::cooked::{Cooked, Cooker, LineKind};
 use crate::text::{cook, pane_size};
 
 mod dirs;
 mod disk;
-mod journals;
+pub(crate) mod journals;
 mod store;
 
 use disk::{Record, StoredRegion};
-pub(crate) use journals::Journals;
 use store::{Store, View};
 
 /// One line of a pane's cooked log.
@@ -116,7 +115,7 @@ struct Inner {
     cooker: Cooker,
     /// Offset of the output fed so far (this session).
     fed: u64,
-    /// The regions written (the last [`crate::terminal::regions::KEEP`]), rewritten
+    /// The regions written (the last [`crate::terminal::region::KEEP`]), rewritten
     /// into a new file on rotation.
     written: VecDeque<StoredRegion>,
     /// The id of the last region written (the regions' ids only grow).
@@ -276,7 +275,7 @@ impl Journal {
             inner.write(&Record::Region(stored.clone()));
             inner.last_id = r.id;
             inner.written.push_back(stored);
-            if inner.written.len() > crate::terminal::regions::KEEP {
+            if inner.written.len() > crate::terminal::region::KEEP {
                 inner.written.pop_front();
             }
         }

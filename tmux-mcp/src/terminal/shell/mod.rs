@@ -28,18 +28,19 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::terminal::record::{Terminals, lock};
+use crate::terminal::lock::lock;
+use crate::terminal::record::Terminals;
 use crate::terminal::regions::{Region, Regions};
 use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption};
 use tmux_control::shell::{
-    FinishedCommand, Launch, ShellEvent, ShellIntegration, ShellKind, ShellPhase, ShellTracker,
-    shell_nonce,
+    Launch, ShellEvent, ShellIntegration, ShellKind, ShellPhase, ShellTracker, shell_nonce,
 };
 use tmux_control::{EmulatedScreen, PaneChunk, PaneId, PaneOutput, Tmux};
 
+pub(crate) mod slot;
 mod wrapped;
 
-pub(crate) use wrapped::Wrapped;
+pub(crate) use slot::ShellSlot;
 
 /// The pane option that marks an integrated shell.
 const OPTION: &str = "@tmux-mcp-shell";
@@ -115,54 +116,6 @@ fn is_ours(command: &str) -> bool {
 /// How the `default-command` of [`ShellIntegration::default_command`]
 /// starts.
 const LAUNCHER: &str = "exec /bin/sh -c ";
-
-/// One integrated shell.
-#[derive(Debug, Clone)]
-pub(crate) struct ShellSlot {
-    /// Which shell.
-    pub(crate) kind: ShellKind,
-    /// Its marks, read up to [`ShellTracker::resume_offset`].
-    pub(crate) tracker: ShellTracker,
-    /// The last command line it finished.
-    pub(crate) last: Option<FinishedCommand>,
-    /// Found again after a restart of tmux-mcp (its first marks were not
-    /// seen, so `Starting` means "at a prompt drawn before").
-    pub(crate) recovered: bool,
-}
-
-impl ShellSlot {
-    /// Where the shell stands; a recovered shell that printed no mark since
-    /// is at the prompt it showed before.
-    pub(crate) fn phase(&self) -> ShellPhase {
-        match self.tracker.phase() {
-            ShellPhase::Starting if self.recovered => ShellPhase::Ready,
-            phase => phase,
-        }
-    }
-
-    /// Feeds the pane's log from where the tracker stopped to its end, and
-    /// returns the command lines that finished in it.
-    fn catch_up(&mut self, po: &PaneOutput) -> Vec<FinishedCommand> {
-        let mut finished = Vec::new();
-        loop {
-            let from = self.tracker.resume_offset();
-            let (at, bytes) = po.read_from(from, 1 << 20);
-            if at > from {
-                // The log no longer holds those bytes.
-                self.tracker.skip_to(at);
-            }
-            if bytes.is_empty() {
-                return finished;
-            }
-            for event in self.tracker.feed(at, &bytes) {
-                if let ShellEvent::Finished(done) = event {
-                    self.last = Some(done.clone());
-                    finished.push(done);
-                }
-            }
-        }
-    }
-}
 
 /// The integrated shells of one connection. Each pane's shell and wrapped
 /// runs are parts of its record ([`crate::terminal::record::Terminal`]).

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use tmux_control::{PaneChunk, PaneId, PaneOutput};
 
-use crate::terminal::record::lock;
+use crate::terminal::lock::lock;
 
 use super::{Shells, last_line};
 
@@ -25,18 +25,6 @@ fn prompt_ending(line: &str) -> Option<String> {
 /// prompt after the pane's last wrapped run to be drawn (a true timer: a
 /// deadline, for a prompt whose end changed since it was learned).
 const WRAPPED_PROMPT: Duration = Duration::from_millis(250);
-
-/// A pane `run` typed its wrapped form into: where the last such run's end
-/// mark was, while the prompt after it has not been seen, and how the
-/// shell's prompt ends.
-#[derive(Debug, Default)]
-pub(crate) struct Wrapped {
-    /// Just after the last wrapped run's end mark.
-    ended: Option<u64>,
-    /// The last visible character of the prompt and the blanks after it
-    /// (`"$ "`), learned from the prompts seen before.
-    prompt_end: Option<String>,
-}
 
 impl Shells {
     /// How the prompt of `pane`'s shell ends, as learned from its wrapped
