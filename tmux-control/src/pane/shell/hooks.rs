@@ -10,6 +10,21 @@ use crate::error::Result;
 use crate::pane::Tmux;
 use crate::quote::quote;
 
+/// An awk program that undoes what tmux 3.4 does to text it prints
+/// (`show-options -v` included): a backslash before each `$` that starts a
+/// name or a `{`, so `$HOME` reads `\$HOME`. The published texts never
+/// hold a backslash before such a `$` (a unit test checks), so on every
+/// other version it changes nothing. It is published beside the hooks (in
+/// `@tmux-control-unescape`) and read from there by the line that reads
+/// them: that way no shell has to quote it (it holds double quotes and
+/// `$`, which fish's double quotes would expand, and a default-command may
+/// hold no backslash). It holds no backslash itself (awk makes character
+/// 92), nor a `$` that tmux 3.4 would escape, so it reads back as it is.
+const UNESCAPE: &str = r#"BEGIN{b=sprintf("%c",92)}{o="";s=$0;while(i=index(s,b"$")){c=substr(s,i+2,1);o=o substr(s,1,i-1);if(c!~/[A-Za-z_{]/)o=o b;o=o"$";s=substr(s,i+2)}print o s}"#;
+
+/// The file name whose option holds [`UNESCAPE`].
+const UNESCAPE_NAME: &str = "unescape";
+
 /// Whether `nonce` is one the hooks accept: 1 to 64 hex digits.
 fn valid_nonce(nonce: &str) -> bool {
     (1..=64).contains(&nonce.len()) && nonce.bytes().all(|b| b.is_ascii_hexdigit())
@@ -25,9 +40,10 @@ fn valid_nonce(nonce: &str) -> bool {
 /// - **The tmux server itself**: [`ShellIntegration::through_tmux`] writes
 ///   nothing; [`ShellIntegration::publish`] stores the hooks in user options
 ///   of the server (over the control connection), and the shells read them
-///   back with `tmux show-options`. A shell needs only `tmux`, `sh` and
-///   `mktemp` on its own machine, so this reaches servers over ssh or in
-///   containers, where no local path is valid.
+///   back with `tmux show-options`. A shell needs only `tmux`, `sh`, `awk`
+///   and `mktemp` on its own machine, so this reaches servers over ssh or
+///   in containers, where no local path is valid. (`awk` undoes tmux 3.4's
+///   escaping of `$` in what it prints.)
 ///
 /// ```
 /// use tmux_control::shell::{ShellIntegration, ShellKind};
@@ -112,7 +128,8 @@ impl ShellIntegration {
     /// let hooks = ShellIntegration::through_tmux("tmux");
     /// assert!(hooks.dir().is_none());
     /// let fish = hooks.launch(ShellKind::Fish, "fish", "0a")?;
-    /// assert!(fish.command.contains("@tmux-control-fish-hooks-fish | source -"));
+    /// assert!(fish.command.contains("@tmux-control-fish-hooks-fish | awk"));
+    /// assert!(fish.command.contains(" | source -"));
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub fn through_tmux(tmux_program: impl Into<String>) -> Self {
@@ -133,7 +150,8 @@ impl ShellIntegration {
     /// ```
     pub async fn publish(&self, tmux: &Tmux) -> Result<()> {
         let through = Self::through_tmux(self.tmux_program());
-        for (name, text) in through.files() {
+        let unescape = (UNESCAPE_NAME, UNESCAPE.to_owned());
+        for (name, text) in through.files().into_iter().chain([unescape]) {
             tmux.run(SetOption::new(OptionScope::Session, Self::option(name), text).global())
                 .await?;
         }
@@ -210,13 +228,17 @@ impl ShellIntegration {
         format!("{OPTION_PREFIX}{name}")
     }
 
-    /// `tmux show-options -gqv OPTION`, quoted for a shell.
-    fn show(&self, name: &str) -> String {
-        format!(
-            "{} show-options -gqv {}",
-            quote(self.tmux_program()),
-            Self::option(name)
-        )
+    /// `tmux show-options -gqv OPTION`, quoted for `sh` (or for fish),
+    /// through the published [`UNESCAPE`] program.
+    fn show(&self, name: &str, fish: bool) -> String {
+        let tmux = quote(self.tmux_program());
+        let show = |name: &str| format!("{tmux} show-options -gqv {}", Self::option(name));
+        let program = if fish {
+            format!("({})", show(UNESCAPE_NAME))
+        } else {
+            format!("\"$({})\"", show(UNESCAPE_NAME))
+        };
+        format!("{} | awk {program}", show(name))
     }
 
     /// The shell code that loads `kind`'s hooks with the nonce `nonce` (a
@@ -236,10 +258,10 @@ impl ShellIntegration {
             // their `$1`, as when they are sourced from a file.
             (HookSource::Tmux(_), ShellKind::Bash | ShellKind::Zsh) => format!(
                 "__tmc_load() {{ eval \"$({})\"; }}; __tmc_load {nonce}; unset -f __tmc_load",
-                self.show(&format!("{}/hooks", kind.name()))
+                self.show(&format!("{}/hooks", kind.name()), false)
             ),
             (HookSource::Tmux(_), ShellKind::Fish) => {
-                format!("{} | source - {nonce}", self.show("fish/hooks.fish"))
+                format!("{} | source - {nonce}", self.show("fish/hooks.fish", true))
             }
         }
     }
@@ -330,15 +352,15 @@ impl ShellIntegration {
                  if {} >\"${RC_VARIABLE}\" && [ -s \"${RC_VARIABLE}\" ]; then \
                  export {RC_VARIABLE}; exec {program} --rcfile \"${RC_VARIABLE}\" -i; fi; \
                  rm -f -- \"${RC_VARIABLE}\"; fi; exec {program} -i",
-                self.show("bash/rc")
+                self.show("bash/rc", false)
             ),
             (HookSource::Tmux(_), ShellKind::Zsh) => format!(
                 "if {RC_VARIABLE}=$(mktemp -d 2>/dev/null); then \
                  if {} >\"${RC_VARIABLE}/.zshenv\" && {} >\"${RC_VARIABLE}/.zshrc\" && [ -s \"${RC_VARIABLE}/.zshrc\" ]; then \
                  export {RC_VARIABLE} TMUX_CONTROL_USER_ZDOTDIR=\"${{ZDOTDIR:-$HOME}}\" ZDOTDIR=\"${RC_VARIABLE}\"; exec {program} -i; fi; \
                  rm -rf -- \"${RC_VARIABLE}\"; fi; exec {program} -i",
-                self.show("zsh/.zshenv"),
-                self.show("zsh/.zshrc")
+                self.show("zsh/.zshenv", false),
+                self.show("zsh/.zshrc", false)
             ),
         }
     }
@@ -455,5 +477,62 @@ mod tests {
         assert_eq!(ShellKind::of("/usr/local/bin/fish"), Some(ShellKind::Fish));
         assert_eq!(ShellKind::Zsh.name(), "zsh");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// What tmux 3.4 prints for `text`: a backslash before each `$` that
+    /// starts a name or a `{` (its `utf8_strvis`).
+    fn as_tmux_3_4_prints(text: &str) -> String {
+        let mut out = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c == '$'
+                && chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_' || *n == '{')
+            {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+        out
+    }
+
+    #[test]
+    fn hooks_read_through_tmux_survive_tmux_3_4s_escaping() {
+        let hooks = ShellIntegration::through_tmux("tmux");
+        let mut sh = String::new();
+        for (name, text) in hooks.files() {
+            // Nothing published has a backslash before such a `$`, so the
+            // unescaping changes nothing on the other versions.
+            let escaped = as_tmux_3_4_prints(&text);
+            for (at, _) in text.match_indices("\\$") {
+                let next = text[at + 2..].chars().next();
+                assert!(
+                    !next.is_some_and(|n| n.is_ascii_alphabetic() || n == '_' || n == '{'),
+                    "{name} holds a backslash before a $ name"
+                );
+            }
+            // Undone by a real shell, the 3.4 text is the text again.
+            let out = std::process::Command::new("awk")
+                .arg(UNESCAPE)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .and_then(|mut child| {
+                    use std::io::Write as _;
+                    child.stdin.take().unwrap().write_all(escaped.as_bytes())?;
+                    child.wait_with_output()
+                })
+                .unwrap();
+            assert_eq!(String::from_utf8(out.stdout).unwrap(), text, "{name}");
+            sh.push_str(&escaped);
+        }
+        assert!(
+            sh.contains("\\$HOME"),
+            "the test's 3.4 escaping did nothing"
+        );
+        // The program reads back from tmux 3.4 as it is.
+        assert_eq!(as_tmux_3_4_prints(UNESCAPE), UNESCAPE);
+        assert!(!UNESCAPE.contains(['\\', '\'', '\n']));
     }
 }
