@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use crate::command::format::{RowSpec, bytes_to_path, join_lines, lossy, unvis};
 use crate::command::{Command, CommandLine, ok_body, unit};
 use crate::error::Result;
-use crate::ids::SessionId;
+use crate::ids::{PaneId, SessionId, WindowId};
 use crate::proto::Reply;
 use crate::version::Version;
 
@@ -15,11 +15,13 @@ use crate::version::Version;
 /// ```
 /// use tmux_control::command::{ClientInfo, Command, ListClients};
 /// use tmux_control::proto::Reply;
-/// let row = "1 4242 80 24 /dev/pts/3 $1 /dev/pts/3";
+/// let row = "1 4242 80 24 1764662400 1764662000 @2 %3 0 /dev/pts/3 $1 /dev/pts/3";
 /// let reply = Reply { time: 0, number: 1, flags: 1, error: false, body: vec![row.into()] };
 /// let clients: Vec<ClientInfo> = ListClients::all().parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)?;
 /// assert!(clients[0].control_mode);
 /// assert_eq!(clients[0].session, Some(tmux_control::SessionId(1)));
+/// assert_eq!((clients[0].window, clients[0].pane), (Some(tmux_control::WindowId(2)), Some(tmux_control::PaneId(3))));
+/// assert_eq!((clients[0].activity, clients[0].zoomed), (Some(1764662400), false));
 /// # Ok::<(), tmux_control::Error>(())
 /// ```
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -42,6 +44,20 @@ pub struct ClientInfo {
     pub height: Option<u32>,
     /// `#{client_tty}`: its terminal.
     pub tty: PathBuf,
+    /// `#{client_activity}`: when it last sent input (a key, or a resume),
+    /// in seconds since the Unix epoch; tmux sets it when the client
+    /// attaches too.
+    pub activity: Option<u64>,
+    /// `#{client_created}`: when it attached, in seconds since the Unix
+    /// epoch (an `activity` equal to it saw no input yet).
+    pub created: Option<u64>,
+    /// `#{window_id}`: the window it shows (its session's current window).
+    pub window: Option<WindowId>,
+    /// `#{pane_id}`: that window's active pane, where its keys go.
+    pub pane: Option<PaneId>,
+    /// `#{window_zoomed_flag}`: that window is zoomed, so only its active
+    /// pane is seen.
+    pub zoomed: bool,
 }
 
 const CLIENT_ROW: RowSpec = RowSpec {
@@ -50,6 +66,11 @@ const CLIENT_ROW: RowSpec = RowSpec {
         "client_pid",
         "client_width",
         "client_height",
+        "client_activity",
+        "client_created",
+        "window_id",
+        "pane_id",
+        "window_zoomed_flag",
     ],
     text: &["client_name", "session_id", "client_tty"],
 };
@@ -120,6 +141,11 @@ impl Command for ListClients {
                     name: lossy(&unvis(row.text(0))),
                     session: SessionId::from_bytes(row.text(1)),
                     tty: bytes_to_path(row.text(2)),
+                    activity: row.opt_u64(4, "client_activity")?,
+                    created: row.opt_u64(5, "client_created")?,
+                    window: WindowId::from_bytes(row.field(6)),
+                    pane: PaneId::from_bytes(row.field(7)),
+                    zoomed: row.field(8) == b"1",
                 })
             })
             .collect()

@@ -116,7 +116,7 @@ impl<'a> Row<'a> {
         row_error(self.command, self.line, what)
     }
 
-    fn field(&self, i: usize) -> &'a [u8] {
+    pub(crate) fn field(&self, i: usize) -> &'a [u8] {
         self.fixed.get(i).copied().unwrap_or_default()
     }
 
@@ -141,6 +141,15 @@ impl<'a> Row<'a> {
             .filter(|s| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|s| s.parse().ok())
             .ok_or_else(|| self.error(&format!("`{name}` is not a number")))
+    }
+
+    /// A number that tmux leaves empty when it does not apply.
+    pub(crate) fn opt_u64(&self, i: usize, name: &str) -> Result<Option<u64>> {
+        if self.field(i).is_empty() {
+            Ok(None)
+        } else {
+            self.u64(i, name).map(Some)
+        }
     }
 
     /// A number that tmux leaves empty when it does not apply.

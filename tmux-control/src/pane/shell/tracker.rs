@@ -91,6 +91,8 @@ pub struct ShellTracker {
     /// Just after the `B` mark of the prompt the running line was typed
     /// at, and the start of its `C` mark: where its echoed text is.
     input: (Option<u64>, Option<u64>),
+    /// Just after the `A` mark of the prompt drawn last.
+    prompt: Option<u64>,
     directory: Option<PathBuf>,
     /// An OSC 7 report not yet confirmed by the prompt mark right after it:
     /// where it ended, and the directory.
@@ -108,6 +110,7 @@ impl ShellTracker {
             line_start: from,
             output_start: None,
             input: (None, None),
+            prompt: None,
             directory: None,
             pending_directory: None,
         }
@@ -135,6 +138,24 @@ impl ShellTracker {
     pub fn input_start(&self) -> Option<u64> {
         match self.phase {
             ShellPhase::Ready => self.input.0,
+            _ => None,
+        }
+    }
+
+    /// Where the prompt drawn last starts (just after its `A` mark), while
+    /// the shell draws it or reads a line at it (`Prompt`, `Ready`): from
+    /// here to [`input_start`](Self::input_start) is the prompt itself.
+    ///
+    /// ```
+    /// use tmux_control::shell::ShellTracker;
+    /// let mut shell = ShellTracker::new("ab", 0);
+    /// shell.feed(0, b"\x1b]133;A;nonce=ab\x07$ \x1b]133;B;nonce=ab\x07");
+    /// assert_eq!(shell.prompt_start(), Some(17));
+    /// assert_eq!(shell.input_start(), Some(36));
+    /// ```
+    pub fn prompt_start(&self) -> Option<u64> {
+        match self.phase {
+            ShellPhase::Prompt | ShellPhase::Ready => self.prompt,
             _ => None,
         }
     }
@@ -193,6 +214,7 @@ impl ShellTracker {
                     events.push(ShellEvent::Directory(path));
                 }
                 self.phase = ShellPhase::Prompt;
+                self.prompt = Some(m.end);
                 ShellEvent::Prompt(m.start)
             }
             ShellMark::InputStart { .. } => {
