@@ -147,6 +147,25 @@ async def test_a_command_reading_the_terminal_is_waiting_for_input(tmux_mcp: Tmu
             assert busy["status"] == "running", busy
 
 
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_a_shell_prompt_is_at_prompt_and_no_secret(tmux_mcp: TmuxMcp, shell: str) -> None:
+    """Line editors turn terminal echo off at every prompt: that is not a
+    secret being asked for."""
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": f"prompt-{shell}"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=10)
+            assert ready["status"] == "matched", ready
+            result = await session.call_tool("pane_info", {"target": pane})
+            info = result.structured_content
+            assert info["state"]["state"] == "at_prompt", info["state"]
+            assert info["state"]["shell_integration"] == shell
+            assert info["state"]["echo"] is None, info["state"]
+            assert "secret" not in text_of(result), text_of(result)
+
+
 async def test_wait_for_state_and_pane_info_report_the_evidence(tmux_mcp: TmuxMcp) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env={"SHELL": shell_path("bash")}) as (session, _):

@@ -42,8 +42,13 @@ impl<T: Serialize + JsonSchema + Summary + 'static> IntoCallToolResult for Json<
 /// `_meta` (see [`ERROR_META`]).
 pub(crate) const HOST_UNREACHABLE: &str = "host_unreachable";
 
+/// The error kind of an input that would have collided with a person at
+/// the terminal (see [`ToolError::human_typing`]).
+pub(crate) const HUMAN_TYPING: &str = "human_typing";
+
 /// The `_meta` key of a tool error that has a kind a client can match:
-/// `{"kind": "host_unreachable", "host": "box"}`.
+/// `{"kind": "host_unreachable", "host": "box"}`, `{"kind":
+/// "human_typing", "client": "/dev/pts/3", "retryable": true}`.
 pub(crate) const ERROR_META: &str = "tmux-mcp/error";
 
 /// A failed tool call, as the model sees it: what failed, why, and what to
@@ -58,9 +63,10 @@ pub(crate) struct ToolError {
     pub why: String,
     /// What to do next.
     pub next: String,
-    /// A kind a client can match ([`HOST_UNREACHABLE`]), with the host it
-    /// is about; sent in the result's `_meta` under [`ERROR_META`].
-    pub kind: Option<(&'static str, String)>,
+    /// A kind a client can match ([`HOST_UNREACHABLE`], [`HUMAN_TYPING`]),
+    /// with what it is about; sent in the result's `_meta` under
+    /// [`ERROR_META`].
+    pub kind: Option<(&'static str, serde_json::Value)>,
 }
 
 impl ToolError {
@@ -91,7 +97,22 @@ impl ToolError {
             what: format!("Reaching host {host}"),
             why: format!("{HOST_UNREACHABLE}: host {host} cannot be reached {how}: {why}"),
             next: next.into(),
-            kind: Some((HOST_UNREACHABLE, host.to_owned())),
+            kind: Some((HOST_UNREACHABLE, serde_json::json!({ "host": host }))),
+        }
+    }
+
+    /// A person is typing into the pane, or its shell holds a command line
+    /// this server did not type: nothing was typed (`why` says which, never
+    /// what the person typed). Retryable.
+    pub(crate) fn human_typing(what: impl Into<String>, why: &str, client: Option<&str>) -> Self {
+        Self {
+            what: what.into(),
+            why: format!("{HUMAN_TYPING}: {why}; nothing was typed, so the person's line is intact"),
+            next: "Try again in a few seconds, after the person submitted or cleared the line (wait_for_state or wait_for_idle), ask the person, or create a terminal of your own with create_terminal".to_owned(),
+            kind: Some((
+                HUMAN_TYPING,
+                serde_json::json!({ "client": client, "retryable": true }),
+            )),
         }
     }
 
@@ -141,12 +162,14 @@ impl ToolError {
 impl IntoCallToolResult for ToolError {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
         let mut result = CallToolResult::error(vec![ContentBlock::text(self.to_string())]);
-        if let Some((kind, host)) = &self.kind {
+        if let Some((kind, about)) = &self.kind {
+            let mut detail = match about {
+                serde_json::Value::Object(fields) => fields.clone(),
+                _ => serde_json::Map::new(),
+            };
+            detail.insert("kind".to_owned(), serde_json::json!(kind));
             let mut meta = serde_json::Map::new();
-            meta.insert(
-                ERROR_META.to_owned(),
-                serde_json::json!({ "kind": kind, "host": host }),
-            );
+            meta.insert(ERROR_META.to_owned(), serde_json::Value::Object(detail));
             result.meta = Some(rmcp::model::MetaObject(meta));
         }
         Ok(result.into())

@@ -21,6 +21,18 @@ pub enum LogLevel {
     Trace,
 }
 
+/// What the tools that type do when a person is at the terminal
+/// (`--human-input`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
+pub enum HumanInput {
+    /// Type nothing while a person types into the pane, or while its shell
+    /// holds a command line tmux-mcp did not type; answer `human_typing`.
+    #[default]
+    Refuse,
+    /// Type anyway (the person's line and the agent's input are joined).
+    Allow,
+}
+
 /// Command-line interface of `tmux-mcp`. Every flag except
 /// `--no-default-redactions` can also be given by the environment variable
 /// named in its help; a flag wins over its variable.
@@ -199,6 +211,13 @@ pub struct Cli {
     /// it types a line into the shell and changes its prompt hooks.
     #[arg(long, global = true, env = "TMUX_MCP_INTEGRATE_EXISTING")]
     pub integrate_existing: bool,
+
+    /// What run, send_text and paste_text do when a person is typing into
+    /// the pane (a key from a human tmux client in the last 3 seconds) or
+    /// its shell holds a command line tmux-mcp did not type: refuse (type
+    /// nothing, answer human_typing) or allow (type anyway).
+    #[arg(long, global = true, value_enum, default_value_t = HumanInput::Refuse, env = "TMUX_MCP_HUMAN_INPUT")]
+    pub human_input: HumanInput,
 
     /// A tmux server elsewhere: `NAME=SSH_TARGET` (over ssh: the
     /// destination, optionally after ssh options, as in

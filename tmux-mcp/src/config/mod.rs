@@ -19,7 +19,7 @@ mod host_list;
 mod hosts;
 pub mod toolsets;
 
-pub use cli::{BridgeArgs, Cli, Command, DoctorArgs, LogLevel, ServeArgs};
+pub use cli::{BridgeArgs, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs};
 use host_list::hosts_from_cli;
 pub use hosts::{Engine, HostKind, HostSpec, LOCAL_HOST, MAX_HOST_NAME};
 
@@ -84,6 +84,9 @@ pub struct Config {
     /// Whether `run` loads the hooks into shells that run without them
     /// (`--integrate-existing`).
     pub integrate_existing: bool,
+    /// What the tools that type do when a person is at the terminal
+    /// (`--human-input`).
+    pub human_input: HumanInput,
     /// The remote hosts, in the order given.
     pub hosts: Vec<HostSpec>,
     /// The tmux program on the remote hosts.
@@ -112,6 +115,7 @@ impl Default for Config {
             state_dir: None,
             shell_integration: true,
             integrate_existing: false,
+            human_input: HumanInput::Refuse,
             hosts: Vec::new(),
             host_tmux: "tmux".to_owned(),
             actor: None,
@@ -223,6 +227,7 @@ impl Config {
             state_dir: cli.state_dir.clone(),
             shell_integration: !cli.no_shell_integration,
             integrate_existing: cli.integrate_existing && !cli.no_shell_integration,
+            human_input: cli.human_input,
             hosts: hosts_from_cli(cli)?,
             host_tmux: cli.host_tmux.clone(),
             actor: cli.actor.as_deref().and_then(actor_name),

@@ -13,6 +13,8 @@
 //! - `regions`: each command line a terminal ran, and where its output is;
 //! - `journal`: the cooked, durable log of each terminal;
 //! - `actors`: who created each pane and typed into it, and its input turn;
+//! - `presence`: the people at a terminal (human tmux clients that show
+//!   it, one typing there) and a command line the shell holds;
 //! - `probe`: the kernel's evidence of what a pane's program is doing;
 //! - `markers`: the wrapped form of `run` for shells without integration;
 //! - `guard`: where this process itself runs in tmux.
@@ -37,6 +39,7 @@ pub(crate) mod guard;
 pub(crate) mod journal;
 pub(crate) mod lock;
 pub(crate) mod markers;
+pub(crate) mod presence;
 pub(crate) mod probe;
 pub(crate) mod record;
 pub(crate) mod region;

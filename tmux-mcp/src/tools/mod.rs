@@ -3,6 +3,7 @@
 pub(crate) mod execute;
 pub(crate) mod inspect;
 pub(crate) mod manage;
+mod people;
 pub(crate) mod run;
 pub(crate) mod teardown;
 pub(crate) mod waits;

@@ -36,9 +36,22 @@ pub(crate) struct Sharing {
     pub last_other_actor: Option<String>,
     /// When that actor last typed (RFC 3339, UTC).
     pub last_other_at: Option<String>,
+    /// People's tmux clients that showed this terminal when this call typed (a person watching, not typing: typing into a terminal a person types into is refused with human_typing).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub watched_by: Vec<String>,
 }
 
 impl Sharing {
+    /// `sharing`, with the people's clients `watching` the pane.
+    pub(crate) fn with_watchers(sharing: Option<Self>, watching: Vec<String>) -> Option<Self> {
+        if watching.is_empty() {
+            return sharing;
+        }
+        let mut sharing = sharing.unwrap_or_default();
+        sharing.watched_by = watching;
+        Some(sharing)
+    }
+
     /// A sentence for a reply's text form (empty when there is nothing to say).
     pub(crate) fn sentence(sharing: Option<&Self>) -> String {
         let Some(s) = sharing else {
@@ -53,6 +66,12 @@ impl Sharing {
         if let (Some(other), Some(at)) = (&s.last_other_actor, &s.last_other_at) {
             out.push_str(&format!(
                 " This terminal is shared: {other:?} last typed into it at {at}."
+            ));
+        }
+        if !s.watched_by.is_empty() {
+            out.push_str(&format!(
+                " A person watches this terminal (tmux client {}).",
+                s.watched_by.join(", ")
             ));
         }
         out
@@ -139,6 +158,7 @@ impl PaneActors {
             waited_for: waited_for.map(|w| w.to_string()),
             last_other_actor: last_other.as_ref().map(|(who, _)| who.to_string()),
             last_other_at: last_other.map(|(_, at)| rfc3339(at)),
+            watched_by: Vec::new(),
         });
         drop(record);
         Turn {

@@ -16,7 +16,7 @@ use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, refuse_
 const SEND_TEXT: &str = "Type text into a pane exactly as given: any Unicode (emoji, CJK), quotes, $, backslashes, ; and #{...} arrive unchanged, and newlines arrive as newlines (each one is Enter to a shell). enter=true then presses Enter as a separate key. \
 Use it for interactive programs (REPLs, prompts, editors in insert mode) and to answer questions; for shell commands prefer run, which also returns output and exit status. Key names like C-c are NOT interpreted here: use send_keys for keys. \
 Returns how the text was delivered and the output cursor from just before typing: pass it to wait_for_output to see the reaction. \
-Refuses a pane in copy mode (keys would go to the mode; force=true sends anyway) and a pane whose program has exited.";
+Refuses a pane in copy mode (keys would go to the mode; force=true sends anyway) and a pane whose program has exited; refuses with human_typing (retryable, nothing typed) while a person types into the pane or its shell holds a command line tmux-mcp did not type.";
 
 /// Arguments of `send_text`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -117,7 +117,7 @@ impl Summary for SendKeysResult {
 const PASTE_TEXT: &str = "Paste text into a pane through a tmux paste buffer, as a bracketed paste by default: programs that support it (shells, editors, chat TUIs) take the whole text as one paste instead of running each line, and it is fast for long text. enter=true presses Enter afterwards as a separate key (to submit). \
 Use it for long or multi-line input to programs; for exact keystrokes use send_text. Newlines are delivered as carriage returns, as a terminal paste does. \
 Returns bytes delivered and the output cursor from just before the paste. \
-Refuses a pane in copy mode (force=true pastes anyway) and a pane whose program has exited.";
+Refuses a pane in copy mode (force=true pastes anyway) and a pane whose program has exited; refuses with human_typing (retryable, nothing typed) while a person types into the pane or its shell holds a command line tmux-mcp did not type.";
 
 /// Arguments of `paste_text`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -144,7 +144,7 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<SendTextArgs>,
     ) -> Result<Json<SendTextResult>, ToolError> {
-        let (conn, r, cursor, turn) = self
+        let (conn, r, cursor, turn, watching) = self
             .prepare_input(
                 &args.target,
                 "Typing into",
@@ -167,7 +167,7 @@ impl TmuxMcp {
             delivery,
             enter: args.enter,
             cursor,
-            sharing: turn.sharing(),
+            sharing: Sharing::with_watchers(turn.sharing(), watching),
         }))
     }
 
@@ -244,7 +244,7 @@ impl TmuxMcp {
             &args.text,
             "a tmux paste buffer cannot hold (it is set through a tmux argument)",
         )?;
-        let (conn, r, cursor, turn) = self
+        let (conn, r, cursor, turn, watching) = self
             .prepare_input(
                 &args.target,
                 "Pasting into",
@@ -271,7 +271,7 @@ impl TmuxMcp {
             },
             enter: args.enter,
             cursor,
-            sharing: turn.sharing(),
+            sharing: Sharing::with_watchers(turn.sharing(), watching),
         }))
     }
 }
@@ -280,7 +280,9 @@ impl TmuxMcp {
     /// The checks shared by the tools that type or paste text: the target
     /// exists and is not protected, there is something to send, the pane
     /// can take input. Takes the pane's input turn (held until the caller
-    /// drops it, after typing). Returns the output offset before the input.
+    /// drops it, after typing), and makes sure no person is typing there
+    /// ([`TmuxMcp::check_people`]). Returns the output offset before the
+    /// input, and the people's clients that watch the pane.
     async fn prepare_input(
         &self,
         target: &str,
@@ -288,7 +290,16 @@ impl TmuxMcp {
         text: &str,
         enter: bool,
         force: bool,
-    ) -> Result<(std::sync::Arc<Conn>, tmux_control::Resolved, u64, Turn), ToolError> {
+    ) -> Result<
+        (
+            std::sync::Arc<Conn>,
+            tmux_control::Resolved,
+            u64,
+            Turn,
+            Vec<String>,
+        ),
+        ToolError,
+    > {
         let conn = self.conn().await?;
         let r = conn.resolve(target).await?;
         let what = format!("{verb} pane {}", r.pane);
@@ -308,9 +319,12 @@ impl TmuxMcp {
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         check_typable(&row, force, &what)?;
+        let people = self
+            .check_people(&conn, &po, r.pane, row.window, &what)
+            .await?;
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
         turn.typed();
-        Ok((conn, r, cursor, turn))
+        Ok((conn, r, cursor, turn, people.watching))
     }
 }

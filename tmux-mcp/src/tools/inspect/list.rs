@@ -12,6 +12,7 @@ use tmux_control::command::{ListClients, ListPanes, ListSessions, ListWindows};
 use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
 use crate::terminal::actors::PaneActorsEntry;
+use crate::terminal::presence::{self, People};
 use crate::tools::inspect::{StateFacts, facts};
 
 const LIST_TERMINALS: &str = "List every terminal on the tmux server tmux-mcp drives: sessions, their windows and panes, with each pane's id, size, foreground command, working directory, title, whether its program has exited (and the exit status), whether it is in copy mode or on the alternate screen (a full-screen program), and its output cursor if it is followed. \
@@ -65,6 +66,9 @@ pub(crate) struct PaneEntry {
     /// Which actors (MCP clients) created it and last typed into it, and when, as far as this server saw.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub actors: Option<PaneActorsEntry>,
+    /// The people at it now (human tmux clients that show it, one typing into it): only when there are some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub people: Option<People>,
 }
 
 /// A window in `list_terminals`.
@@ -252,7 +256,7 @@ fn write_sessions(s: &mut String, sessions: &[SessionEntry]) {
     }
 }
 
-const PANE_INFO: &str = "Everything about one pane: ids and indexes, foreground command, working directory, title, process id, size, cursor position, whether its program has exited and with what status, whether it is in copy mode or on the alternate screen (full-screen program), scrollback size, whether tmux-mcp follows its output and the current output cursor, how a human attaches to watch it, and what the terminal is doing (state: at_prompt, running, waiting_for_input, starting, exited) with the evidence (shell marks, the foreground process, whether it reads the terminal, whether echo is off). \
+const PANE_INFO: &str = "Everything about one pane: ids and indexes, foreground command, working directory, title, process id, size, cursor position, whether its program has exited and with what status, whether it is in copy mode or on the alternate screen (full-screen program), scrollback size, whether tmux-mcp follows its output and the current output cursor, how a human attaches to watch it, which people (human tmux clients) watch it or are typing into it, and what the terminal is doing (state: at_prompt, running, waiting_for_input, starting, exited) with the evidence (shell marks, the foreground process, whether it reads the terminal, whether echo is off). \
 Use it before typing into a pane you did not create, or to check whether a program is still running. \
 Fails if the target does not exist.";
 
@@ -315,6 +319,8 @@ pub(crate) struct PaneInfoResult {
     pub tmux_version: String,
     /// What the terminal is doing (at_prompt, running, waiting_for_input, …) and the evidence.
     pub state: StateFacts,
+    /// The people at this terminal now: the human tmux clients that show it, and one typing into it (input tools and run refuse then, with human_typing).
+    pub people: People,
 }
 
 impl Summary for PaneInfoResult {
@@ -352,8 +358,25 @@ impl Summary for PaneInfoResult {
             self.cursor,
             self.tmux_version,
             self.attach_command
-        )
+        ) + &people_sentence(&self.people)
     }
+}
+
+/// What `pane_info`'s text says of the people at the terminal.
+fn people_sentence(people: &People) -> String {
+    let mut s = String::new();
+    if !people.watching.is_empty() {
+        s.push_str(&format!(
+            ". Watched by a person (tmux client {})",
+            people.watching.join(", ")
+        ));
+    }
+    if let Some(client) = &people.typing {
+        s.push_str(&format!(
+            "; {client} is typing into it (input and run are refused until it stops)"
+        ));
+    }
+    s
 }
 
 #[tool_router(router = list_router, vis = "pub(super)")]
@@ -418,6 +441,8 @@ impl TmuxMcp {
                     history_lines: p.history_size,
                     cursor: cursors.get(&p.id).copied(),
                     actors: conn.terminals.get(p.id).and_then(|t| t.actors_entry()),
+                    people: Some(presence::people_among(&clients, p.id, p.window))
+                        .filter(|people| *people != People::default()),
                 });
         }
         let mut by_session: BTreeMap<u32, Vec<WindowEntry>> = BTreeMap::new();
@@ -515,8 +540,10 @@ impl TmuxMcp {
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         let state = facts(&conn, &po, &row).await;
+        let people = presence::people(&conn.tmux, r.pane, r.window).await;
         Ok(Json(PaneInfoResult {
             state,
+            people,
             pane: r.pane.to_string(),
             window: r.window.to_string(),
             session: r.session.to_string(),

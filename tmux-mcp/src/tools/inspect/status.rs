@@ -72,7 +72,7 @@ pub(crate) struct StateFacts {
     pub foreground_command: Option<String>,
     /// Whether the foreground process is blocked reading the terminal (from the kernel).
     pub reading_terminal: Option<bool>,
-    /// Whether the terminal echoes typed input; false while a password or other secret is asked for.
+    /// Whether the terminal echoes typed input while a program reads it; false while a password or other secret is asked for. Null at a shell's prompt (its line editor turns echo off to draw what is typed itself).
     pub echo: Option<bool>,
 }
 
@@ -146,12 +146,14 @@ pub(crate) async fn facts(conn: &Conn, po: &PaneOutput, row: &PaneInfo) -> State
         foreground_pid: evidence.foreground,
         foreground_command: evidence.command,
         reading_terminal: reading,
-        echo: evidence.echo,
+        // At a shell's prompt its line editor turns echo off to draw what
+        // is typed itself: that is no secret, so echo is not reported.
+        echo: evidence.echo.filter(|_| state != TerminalState::AtPrompt),
     }
 }
 
 const WAIT_FOR_STATE: &str = "Wait until a terminal is in one of the given states: at_prompt (a shell waits for a command line), running, waiting_for_input (the foreground program is blocked reading the terminal: a prompt, read, a password), exited, starting. \
-Decided from the shell's own marks where it has shell integration, from tmux's pushed pane state, and from the kernel (the foreground process and whether it reads the terminal; echo off means a secret is asked for). It looks again whenever the pane prints, its state changes, or at the progress heartbeat (once a second), and returns within milliseconds of the state being reached. \
+Decided from the shell's own marks where it has shell integration, from tmux's pushed pane state, and from the kernel (the foreground process and whether it reads the terminal; echo off while a program other than the shell's line editor reads means a secret is asked for). It looks again whenever the pane prints, its state changes, or at the progress heartbeat (once a second), and returns within milliseconds of the state being reached. \
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications, cancellable. Returns status matched (with the state and its evidence) or timeout (with the state seen last), and a cursor. Fails if the target does not exist or states is empty.";
 
 /// Arguments of `wait_for_state`.

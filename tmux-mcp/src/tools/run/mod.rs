@@ -55,7 +55,7 @@ const RUN: &str = "Run one shell command in a terminal whose shell waits at its 
 In a bash, zsh or fish with shell integration (mode=integrated: terminals made by create_terminal, panes opened on tmux-mcp's own server, or integrate=true) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
 Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
 Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned, interrupted, shell_replaced), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
-Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running (force=true gives that run up: resuming it answers abandoned; respawn does too).";
+Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running (force=true gives that run up: resuming it answers abandoned; respawn does too). Refuses with human_typing (retryable, nothing typed; force does not override it) while a person types into the pane or its shell holds a command line tmux-mcp did not type.";
 
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
@@ -190,7 +190,17 @@ impl TmuxMcp {
             result.sharing = turn.sharing();
             return Ok(Started::NotReady(Box::new(result)));
         }
-        typing::type_command(conn, r.pane, po, &row, shell.is_some(), command, turn).await
+        // The last check before typing: never over a person.
+        let people = self
+            .check_people(conn, &po, r.pane, row.window, &what)
+            .await?;
+        match typing::type_command(conn, r.pane, po, &row, shell.is_some(), command, turn).await? {
+            Started::Typed(run_id, po, sharing) => {
+                let sharing = Sharing::with_watchers(sharing, people.watching);
+                Ok(Started::Typed(run_id, po, sharing))
+            }
+            other => Ok(other),
+        }
     }
 }
 

@@ -1,0 +1,205 @@
+//! The people at a terminal: which human tmux clients (terminals attached
+//! to the server, not control-mode clients like tmux-mcp's own) show a
+//! pane, which of them sends its keys there and typed a moment ago, and
+//! whether the pane's shell holds a command line that tmux-mcp did not
+//! type (a person's half-typed line).
+//!
+//! Read at the last moment before typing (one `list-clients` round trip,
+//! and the pane's log and emulated screen, which are already here), so
+//! that the input tools and `run` never type over a person
+//! ([`crate::tools`] refuses with `human_typing`).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use tmux_control::command::{ClientInfo, ListClients};
+use tmux_control::shell::ShellPhase;
+use tmux_control::{PaneId, PaneOutput, Tmux, WindowId};
+use unicode_width::UnicodeWidthChar;
+
+use crate::terminal::shell::slot::ShellSlot;
+
+/// A person who sent a key to a pane within this many seconds is typing
+/// there (tmux keeps a client's last input time in whole seconds).
+pub(crate) const TYPING_SECS: u64 = 3;
+
+/// The people at one terminal now.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
+pub(crate) struct People {
+    /// The people's tmux clients that show this terminal now (by client name, their terminal), attached to its session with its window current (and, when the window is zoomed, the pane active).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub watching: Vec<String>,
+    /// The client among them whose keys go to this terminal and that sent a key within the last 3 seconds: a person is typing here.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typing: Option<String>,
+}
+
+/// Who is at `pane` (in `window`) now, from `clients` (a `list-clients`
+/// answer) at `now` (seconds since the epoch).
+fn people_of(clients: &[ClientInfo], pane: PaneId, window: WindowId, now: u64) -> People {
+    let mut people = People::default();
+    for c in clients.iter().filter(|c| !c.control_mode) {
+        let sees = c.window == Some(window) && (!c.zoomed || c.pane == Some(pane));
+        if !sees {
+            continue;
+        }
+        people.watching.push(c.name.clone());
+        let keys_here = c.pane == Some(pane);
+        let recent = c
+            .activity
+            .is_some_and(|at| at + TYPING_SECS > now && c.created != Some(at));
+        if keys_here && recent && people.typing.is_none() {
+            people.typing = Some(c.name.clone());
+        }
+    }
+    people
+}
+
+/// Who is at `pane` (in `window`) now: one `list-clients` round trip.
+/// Nobody when tmux cannot say (the check never blocks typing on its own
+/// failure; the typing that follows reports any real error).
+pub(crate) async fn people(tmux: &Tmux, pane: PaneId, window: WindowId) -> People {
+    let Ok(clients) = tmux.run(ListClients::all()).await else {
+        return People::default();
+    };
+    people_among(&clients, pane, window)
+}
+
+/// Who is at `pane` (in `window`) now, from `clients` (a `list-clients`
+/// answer just read).
+pub(crate) fn people_among(clients: &[ClientInfo], pane: PaneId, window: WindowId) -> People {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    people_of(clients, pane, window, now)
+}
+
+/// Whether an integrated shell at its prompt holds a command line: the
+/// screen's cursor row, up to the cursor, is the prompt's last line and
+/// more. Read from the pane's log (the prompt, between its marks) and its
+/// emulated screen; `false` when the shell is not reading a line or the
+/// screen does not show the prompt where the cursor is (then nothing can
+/// be told from it).
+pub(crate) fn holds_a_line(po: &PaneOutput, slot: &ShellSlot) -> bool {
+    if slot.phase() != ShellPhase::Ready {
+        return false;
+    }
+    let (Some(prompt), Some(input)) = (slot.tracker.prompt_start(), slot.tracker.input_start())
+    else {
+        return false;
+    };
+    // Nothing echoed since the prompt: nothing typed (the cheap answer).
+    if po.end_offset() <= input {
+        return false;
+    }
+    let Some(screen) = po.emulated_screen() else {
+        return false;
+    };
+    let Ok(len) = usize::try_from(input.saturating_sub(prompt)) else {
+        return false;
+    };
+    let (at, raw) = po.read_from(prompt, len.min(1 << 16));
+    if at != prompt {
+        return false;
+    }
+    // Cooked as a terminal draws it: a prompt redrawn over itself (after
+    // a resize) is one prompt.
+    let text = crate::text::cook(&raw, crate::text::pane_size(po));
+    let prompt_tail = text
+        .trim_end_matches('\n')
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default();
+    let Some(row) = usize::try_from(screen.cursor_y)
+        .ok()
+        .and_then(|y| screen.lines.get(y))
+    else {
+        return false;
+    };
+    let before_cursor = columns_prefix(row, screen.cursor_x);
+    match before_cursor.strip_prefix(prompt_tail.trim_end()) {
+        Some(typed) => !typed.trim().is_empty(),
+        None => false,
+    }
+}
+
+/// The start of `line` that fills its first `columns` columns.
+fn columns_prefix(line: &str, columns: u32) -> &str {
+    let mut used = 0u32;
+    for (i, c) in line.char_indices() {
+        let w = u32::try_from(c.width().unwrap_or(0)).unwrap_or(1);
+        if used + w > columns {
+            return &line[..i];
+        }
+        used += w;
+    }
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(
+        name: &str,
+        control: bool,
+        window: u32,
+        pane: u32,
+        zoomed: bool,
+        at: u64,
+    ) -> ClientInfo {
+        let row = format!(
+            "{} 1 80 24 {at} {} @{window} %{pane} {} {name} $0 /dev/pts/9",
+            u8::from(control),
+            at - 100,
+            u8::from(zoomed)
+        );
+        let reply = tmux_control::proto::Reply {
+            time: 0,
+            number: 1,
+            flags: 1,
+            error: false,
+            body: vec![row.into()],
+        };
+        use tmux_control::command::Command as _;
+        let mut rows = ListClients::all()
+            .parse(reply, &tmux_control::Version::OLDEST_SUPPORTED)
+            .unwrap_or_default();
+        rows.pop().unwrap_or_else(|| panic!("no client row"))
+    }
+
+    #[test]
+    fn who_watches_and_who_types() {
+        let now = 1_000_000;
+        let clients = [
+            // Sees %3's window; its keys go to %4.
+            client("/dev/pts/1", false, 1, 4, false, now - 1),
+            // Its keys go to %3, a moment ago.
+            client("/dev/pts/2", false, 1, 3, false, now - 1),
+            // A zoomed window shows only %4.
+            client("/dev/pts/5", false, 1, 4, true, now),
+            // Another window; a control client.
+            client("/dev/pts/6", false, 2, 7, false, now),
+            client("ctl", true, 1, 3, false, now),
+        ];
+        let people = people_of(&clients, PaneId(3), WindowId(1), now);
+        assert_eq!(people.watching, ["/dev/pts/1", "/dev/pts/2"]);
+        assert_eq!(people.typing.as_deref(), Some("/dev/pts/2"));
+        // Typed long ago: watching only.
+        let idle = [client("/dev/pts/2", false, 1, 3, false, now - 60)];
+        let people = people_of(&idle, PaneId(3), WindowId(1), now);
+        assert_eq!((people.watching.len(), people.typing), (1, None));
+        assert_eq!(
+            people_of(&[], PaneId(3), WindowId(1), now),
+            People::default()
+        );
+    }
+
+    #[test]
+    fn a_prefix_by_columns() {
+        assert_eq!(columns_prefix("$ ls -l", 4), "$ ls");
+        assert_eq!(columns_prefix("$ 日本", 4), "$ 日");
+        assert_eq!(columns_prefix("$ ", 9), "$ ");
+    }
+}
