@@ -310,6 +310,10 @@ async def test_run_is_refused_at_a_continuation_prompt(tmux_mcp: TmuxMcp, shell:
             assert refused.is_error, text_of(refused)
             assert "continuation prompt" in text_of(refused), text_of(refused)
             await call(session, "send_keys", target=pane, keys=["C-c"])
+            # The shell's answer to C-c (a fresh prompt) comes a moment
+            # later; a run before it would still see the continuation (and
+            # be refused again, safely): wait until the shell has drawn it.
+            await call(session, "wait_for_idle", target=pane, quiet_secs=0.3, timeout_secs=10)
             done = await call(session, "run", target=pane, command="echo hi", timeout_secs=20)
             assert (done["status"], done["output"]) == ("completed", "hi\n"), done
 

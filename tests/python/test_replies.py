@@ -298,9 +298,12 @@ async def test_secrets_matched_by_a_wait_or_split_across_writes_are_masked(tmux_
 
             # A wait whose pattern matches a secret's value: the match is
             # redacted together with the text before it. (The typed line
-            # spells the value with '', so that only the output matches.)
+            # spells the value with '', so that only the output matches; one
+            # printf writes both lines at once, so "next" arrives with the
+            # match, whatever the load.)
             sent, _ = await client.call(
-                "send_text", {"target": pane, "text": "echo DB_PASSWORD=hunter2''2-x; echo next", "enter": True}
+                "send_text",
+                {"target": pane, "text": "printf 'DB_PASSWORD=hunter2''2-x\\nnext\\n'", "enter": True},
             )
             cursor = sent["structuredContent"]["cursor"]
             found, reply = await wait(client, pane, "hunter22", cursor=cursor)
