@@ -345,6 +345,7 @@ impl Connection {
     /// block, `%error` included; lines that would desynchronise the
     /// matching of replies are refused.
     pub(crate) async fn raw_line(&self, line: impl Into<Vec<u8>>) -> Result<Reply> {
+        tracing::debug!(command = "raw", "command sent");
         self.send(line.into()).await
     }
 

@@ -227,6 +227,32 @@ impl Subscription {
         std::future::poll_fn(|cx| self.poll_recv(cx)).await
     }
 
+    /// The next event if one is queued, without waiting: `None` when none
+    /// is (or after [`Event::Closed`] has been returned). For a reader
+    /// that takes what piled up while it was busy in one go.
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// use tmux_control::command::NewWindow;
+    /// use tmux_control::{IsolatedServer, Tmux};
+    /// let server = IsolatedServer::new()?;
+    /// let tmux = Tmux::connect(server.server()).await?;
+    /// let mut events = tmux.subscribe();
+    /// assert!(events.try_recv().is_none());
+    /// tmux.run(NewWindow::new()).await?;
+    /// // The reply came after the notifications the command caused.
+    /// assert!(events.try_recv().is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn try_recv(&mut self) -> Option<Event> {
+        let mut cx = Context::from_waker(std::task::Waker::noop());
+        match self.poll_recv(&mut cx) {
+            Poll::Ready(event) => event,
+            Poll::Pending => None,
+        }
+    }
+
     /// Polls for the next event (what [`Subscription::recv`] and the
     /// [`Stream`] impl do).
     pub fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<Event>> {
