@@ -202,3 +202,41 @@ async def test_human_input_allow_types_over_a_line_it_did_not_type(tmux_mcp: Tmu
             await call(session, "wait_for_output", target=pane, pattern="left-", literal=True, cursor=ready["cursor"], timeout_secs=20)
             done = await call(session, "run", target=pane, command="echo over")
             assert "left-echo over" in done["output"], done
+
+
+@pytest.mark.parametrize("shell", SHELLS)
+async def test_what_a_person_ran_is_told_once_in_the_next_reply(tmux_mcp: TmuxMcp, shell: str) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
+            created = await connecting_call(session.call_tool, "create_terminal", {"name": "told"})
+            assert not created.is_error, text_of(created)
+            pane = created.structured_content["pane"]
+            ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=20)
+            assert ready["status"] == "matched", ready
+            mine = await call(session, "run", target=pane, command="echo from-agent")
+            assert mine["status"] == "completed", mine
+            with attached(tmux_mcp, "told", b"\x1b[") as person:
+                # The person runs two commands, then one whose output says
+                # the two are done (its line spells the word apart).
+                person.type("false\r")
+                person.type("true\r")
+                person.type("printf 'mark%s\\n' er-2\r")
+                person.read_until(b"marker-2")
+                first = await session.call_tool("capture_screen", {"target": pane})
+                assert not first.is_error, text_of(first)
+                news = (first.meta or {}).get("tmux-mcp/people", {}).get("news", [])
+                assert len(news) == 1, (first.meta, [(r["command"], r.get("by_person"), r.get("typed_by")) for r in (await call(session, "list_regions", target=pane))["regions"]])
+                ran = [(r["command"], r["exit_status"]) for r in news[0]["ran"]]
+                assert ran[:2] == [("false", 1), ("true", 0)], ran
+                assert all(r["pane"] == pane for r in news[0]["ran"])
+                # The agent's own run is not news.
+                assert all("from-agent" not in (c or "") for c, _ in ran), ran
+                assert f"a person ran in pane {pane}: `false` → 1, `true` → 0" in text_of(first), text_of(first)
+                # Told once: the next reply does not repeat them.
+                again = await session.call_tool("pane_info", {"target": pane})
+                told = (again.meta or {}).get("tmux-mcp/people", {}).get("news", [])
+                assert all(r["command"] not in ("false", "true") for n in told for r in n["ran"]), told
+                listed = await call(session, "list_regions", target=pane)
+                by = {r["command"]: (r.get("by_person", False), r.get("typed_by")) for r in listed["regions"]}
+                assert by["false"] == (True, None) and by["true"] == (True, None), by
+                assert by["echo from-agent"][0] is False and by["echo from-agent"][1], by

@@ -498,20 +498,34 @@ async fn tree_of(conn: &Conn) -> Option<Tree> {
     Some(tree)
 }
 
-/// Notifications after which the tree may differ.
-fn structural(n: &Notification) -> bool {
-    matches!(
-        n,
+/// What a notification does to `tmux://terminals`, least first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Change {
+    /// Nothing.
+    None,
+    /// A window or session got a new name: the resource changed, and
+    /// nothing else needs reading (tmux renames windows by itself as
+    /// their programs change).
+    Renamed,
+    /// Panes or windows may have come, gone or changed size: read the
+    /// tree again.
+    Look,
+}
+
+/// What notification `n` does to the tree.
+fn change_of(n: &Notification) -> Change {
+    match n {
+        Notification::WindowRenamed { .. }
+        | Notification::UnlinkedWindowRenamed { .. }
+        | Notification::SessionRenamed { .. } => Change::Renamed,
         Notification::WindowAdd { .. }
-            | Notification::UnlinkedWindowAdd { .. }
-            | Notification::WindowClose { .. }
-            | Notification::UnlinkedWindowClose { .. }
-            | Notification::WindowRenamed { .. }
-            | Notification::UnlinkedWindowRenamed { .. }
-            | Notification::LayoutChange { .. }
-            | Notification::SessionsChanged
-            | Notification::SessionRenamed { .. }
-    )
+        | Notification::UnlinkedWindowAdd { .. }
+        | Notification::WindowClose { .. }
+        | Notification::UnlinkedWindowClose { .. }
+        | Notification::LayoutChange { .. }
+        | Notification::SessionsChanged => Change::Look,
+        _ => Change::None,
+    }
 }
 
 /// Sends `list_changed` when panes come and go, and updates of
@@ -542,25 +556,46 @@ async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner
         let mut first = true;
         loop {
             if !first {
-                let look = tokio::select! {
+                let mut change = tokio::select! {
                     event = events.recv() => match event {
                         None | Some(Event::Closed(_)) => break,
-                        Some(Event::Notification(n)) => structural(&n),
-                        Some(Event::Gap { .. }) => true,
-                        Some(_) => false,
+                        Some(Event::Notification(n)) => change_of(&n),
+                        Some(Event::Gap { .. }) => Change::Look,
+                        Some(_) => Change::None,
                     },
-                    () = kick.notified() => true,
+                    () = kick.notified() => Change::Look,
                     Some(ended) = ends.join_next(), if !ends.is_empty() => {
                         if let Ok(pane) = ended {
                             watched.remove(&pane);
                         }
-                        true
+                        Change::Look
                     }
                 };
-                if !look {
+                if change == Change::None {
                     continue;
                 }
                 debounce(last).await;
+                // What piled up meanwhile is covered by this one update (a
+                // burst of notifications costs one list-panes, not one
+                // each).
+                let mut closed = false;
+                while let Some(event) = events.try_recv() {
+                    match event {
+                        Event::Closed(_) => closed = true,
+                        Event::Notification(n) => change = change.max(change_of(&n)),
+                        Event::Gap { .. } => change = Change::Look,
+                        _ => {}
+                    }
+                }
+                if closed {
+                    break;
+                }
+                if change == Change::Renamed {
+                    // The tree's shape is the same: only its names changed.
+                    last = Some(Instant::now());
+                    tree_updated(&shared).await;
+                    continue;
+                }
             }
             first = false;
             let Some(tree) = tree_of(&conn).await else {
@@ -587,6 +622,16 @@ async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner
     }
 }
 
+/// Tells the tree's subscribers that it changed.
+async fn tree_updated(shared: &Weak<Shared>) {
+    let Some(hub) = shared.upgrade() else { return };
+    let trees = hub.sinks(|t| t == Target::Tree);
+    drop(hub);
+    for (sink, uri) in &trees {
+        sink.updated(uri).await;
+    }
+}
+
 /// Tells the subscribers what changed between `before` and `now`.
 async fn notify_tree(shared: &Weak<Shared>, before: &Tree, now: &Tree) {
     if before == now {
@@ -598,14 +643,11 @@ async fn notify_tree(shared: &Weak<Shared>, before: &Tree, now: &Tree) {
     } else {
         hub.list_sinks()
     };
-    let trees = hub.sinks(|t| t == Target::Tree);
     drop(hub);
     for sink in &lists {
         sink.list_changed().await;
     }
-    for (sink, uri) in &trees {
-        sink.updated(uri).await;
-    }
+    tree_updated(shared).await;
 }
 
 #[cfg(test)]

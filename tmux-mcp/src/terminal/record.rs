@@ -38,6 +38,35 @@ use crate::terminal::lock::lock;
 use crate::terminal::region::Region;
 use crate::terminal::shell::slot::{ShellSlot, Wrapped};
 
+tokio::task_local! {
+    /// The panes the current call named (resolved a target to), when the
+    /// call is run through [`noting_touched`].
+    static TOUCHED: std::cell::RefCell<Vec<PaneId>>;
+}
+
+/// Runs `call`, and returns with its output the panes it resolved a target
+/// to ([`touched`]), each once, in order.
+pub(crate) async fn noting_touched<F: std::future::Future>(call: F) -> (F::Output, Vec<PaneId>) {
+    TOUCHED
+        .scope(std::cell::RefCell::new(Vec::new()), async move {
+            let out = call.await;
+            let panes = TOUCHED.with(|t| t.take());
+            (out, panes)
+        })
+        .await
+}
+
+/// Notes that the current call is about `pane` (nothing outside
+/// [`noting_touched`]).
+pub(crate) fn touched(pane: PaneId) {
+    let _ = TOUCHED.try_with(|t| {
+        let mut panes = t.borrow_mut();
+        if !panes.contains(&pane) {
+            panes.push(pane);
+        }
+    });
+}
+
 /// The input record of one terminal.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Input {

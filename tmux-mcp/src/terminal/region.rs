@@ -39,6 +39,18 @@ pub(crate) struct Region {
     /// Recovered from the log of an earlier run of tmux-mcp: its offsets
     /// are not this run's (its output is read from the cooked log).
     pub(crate) recovered: bool,
+    /// Who typed its command line, when that is known.
+    pub(crate) typed_by: Option<TypedBy>,
+}
+
+/// Who typed a region's command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TypedBy {
+    /// An actor (an MCP client) through this server.
+    Actor(std::sync::Arc<str>),
+    /// Nothing this server sent: a person at a tmux client (or a program
+    /// outside tmux-mcp).
+    Person,
 }
 
 impl Region {
@@ -58,6 +70,7 @@ impl Region {
             integrated: true,
             lines: None,
             recovered: false,
+            typed_by: None,
         }
     }
 }

@@ -153,6 +153,7 @@ mod tests {
             integrated: false,
             lines: None,
             recovered: false,
+            typed_by: None,
         }
     }
 

@@ -15,6 +15,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use crate::mcp::audit::Outcome;
 use crate::mcp::schema;
 use crate::reply::{ERROR_META, ToolError};
+use crate::terminal::record::noting_touched;
 
 use super::{CALL_GRACE, TmuxMcp};
 
@@ -62,11 +63,13 @@ impl TmuxMcp {
                     Err(e) => e.into_call_tool_result(),
                     Ok(server) => {
                         // The tools read the caller's name with `actors::current`.
-                        crate::mcp::actors::scope(
-                            actor.as_str().into(),
+                        let who: std::sync::Arc<str> = actor.as_str().into();
+                        let (result, panes) = noting_touched(crate::mcp::actors::scope(
+                            who.clone(),
                             server.call_on_host(&tool, request, context),
-                        )
-                        .await
+                        ))
+                        .await;
+                        server.tell_people_news(result, &panes, &who).await
                     }
                 },
             }
@@ -137,6 +140,42 @@ impl TmuxMcp {
         result
     }
 }
+
+impl TmuxMcp {
+    /// Adds to `result` what a person ran in the terminals the call was
+    /// about (`panes`) that `actor` was not told of yet: a sentence in its
+    /// text, and the list in `_meta` under [`PEOPLE_META`].
+    async fn tell_people_news(
+        &self,
+        result: Result<CallToolResponse, McpError>,
+        panes: &[tmux_control::PaneId],
+        actor: &std::sync::Arc<str>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Ok(CallToolResponse::Complete(mut done)) = result else {
+            return result;
+        };
+        let mut ran = Vec::new();
+        for &pane in panes {
+            let news = self.people_news(pane, actor).await;
+            if news.ran.is_empty() {
+                continue;
+            }
+            done.content.push(ContentBlock::text(news.sentence(pane)));
+            ran.push(news);
+        }
+        if !ran.is_empty() {
+            let meta = done.meta.get_or_insert_with(Default::default);
+            meta.0
+                .insert(PEOPLE_META.to_owned(), serde_json::json!({ "news": ran }));
+        }
+        Ok(done.into())
+    }
+}
+
+/// The `_meta` key of what a person did in the terminals a call was about,
+/// since the caller's last call about them: `{"news": [{"ran": [{"pane":
+/// "%3", "region": 4, "command": "make", "exit_status": 2}], "more": 0}]}`.
+pub(crate) const PEOPLE_META: &str = "tmux-mcp/people";
 
 /// Removes the `host` argument from a call's arguments: `None` when absent
 /// (or null), else the host name.

@@ -25,6 +25,9 @@ use crate::text::rfc3339;
 /// The most actors remembered per pane as having typed into it.
 const TYPISTS: usize = 16;
 
+/// The most inputs remembered per pane, to tell whose a command line was.
+const INPUTS: usize = 64;
+
 /// What an input tool's or `run`'s reply says about other actors on the
 /// pane (absent when no other actor has typed into it).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, JsonSchema)]
@@ -171,6 +174,27 @@ impl PaneActors {
 }
 
 impl Terminal {
+    /// The actor that typed into the pane between output offsets `from`
+    /// and `to` (a command line's echo), if one did as far as this server
+    /// remembers; `None`: nothing this server sent, so a person typed it.
+    pub(crate) fn typed_by(&self, from: u64, to: u64) -> Option<Arc<str>> {
+        let record = lock(&self.actors);
+        record
+            .inputs
+            .iter()
+            .rev()
+            .find(|(at, _)| (from..=to).contains(at))
+            .map(|(_, who)| who.clone())
+    }
+
+    /// The last region `actor` was told of (0 the first time: all of them
+    /// are news), and records that it knows up to region `last` now.
+    pub(crate) fn news_for(&self, actor: &Arc<str>, last: u64) -> u64 {
+        let mut record = lock(&self.actors);
+        let told = record.told.insert(actor.clone(), last);
+        told.unwrap_or(0)
+    }
+
     /// Who created the pane and who typed into it last.
     pub(crate) fn actors_entry(&self) -> Option<PaneActorsEntry> {
         let record = lock(&self.actors);
@@ -192,9 +216,14 @@ impl Turn {
         self.sharing.clone()
     }
 
-    /// Records that the turn's actor types into the pane now.
-    pub(crate) fn typed(&self) {
+    /// Records that the turn's actor types into the pane now, its input
+    /// starting after output offset `at`.
+    pub(crate) fn typed(&self, at: u64) {
         let mut record = lock(&self.terminal.actors);
+        record.inputs.push_back((at, self.actor.clone()));
+        if record.inputs.len() > INPUTS {
+            record.inputs.pop_front();
+        }
         record.typists.retain(|(who, _)| *who != self.actor);
         record.typists.push((self.actor.clone(), SystemTime::now()));
         if record.typists.len() > TYPISTS {
@@ -225,7 +254,7 @@ mod tests {
         actors.created(pane, a.clone());
         let first = actors.take_turn(pane, a.clone()).await;
         assert_eq!(first.sharing(), None);
-        first.typed();
+        first.typed(0);
         assert_eq!(entry(pane).unwrap().typing_now.as_deref(), Some("A"));
         // B waits while A holds the turn, and is told about A.
         let waiting = tokio::spawn({
@@ -233,7 +262,7 @@ mod tests {
             let b = b.clone();
             async move {
                 let turn = actors.take_turn(pane, b).await;
-                turn.typed();
+                turn.typed(10);
                 turn.sharing()
             }
         });

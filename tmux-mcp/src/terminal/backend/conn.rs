@@ -44,10 +44,11 @@ impl Conn {
     pub(crate) async fn resolve(&self, target: &str) -> Result<Resolved, ToolError> {
         let normalized = normalize_target(target)?;
         let what = format!("Finding target {target:?}");
-        self.tmux
-            .resolve(normalized)
-            .await
-            .map_err(|e| match e.kind() {
+        let resolved = self.tmux.resolve(normalized).await;
+        if let Ok(r) = &resolved {
+            crate::terminal::record::touched(r.pane);
+        }
+        resolved.map_err(|e| match e.kind() {
                 tmux_control::ErrorKind::NotFound => ToolError::new(
                     what,
                     format!(

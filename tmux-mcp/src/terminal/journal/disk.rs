@@ -309,6 +309,7 @@ impl StoredRegion {
             integrated: self.integrated,
             lines: self.lines,
             recovered: true,
+            typed_by: None,
         }
     }
 }

@@ -532,6 +532,7 @@ mod tests {
             integrated: true,
             lines: None,
             recovered: false,
+            typed_by: None,
         };
         let (lines, dropped) = region_span(&journal.lock(), &region);
         let (first, last) = lines.unwrap();

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use crate::terminal::lock::lock;
 use crate::terminal::record::Terminals;
+use crate::terminal::region::TypedBy;
 use crate::terminal::regions::{Region, Regions};
 use tmux_control::command::{DisplayMessage, Key, OptionScope, SendKeys, SetOption};
 use tmux_control::shell::{
@@ -350,7 +351,15 @@ impl Shells {
         let mut shell = lock(&terminal.shell);
         let slot = shell.as_mut()?;
         for done in slot.catch_up(po) {
-            self.regions.record_in(&terminal, Region::marked(&done));
+            let mut region = Region::marked(&done);
+            // A command line with no input of this server's in its echo
+            // was typed by a person.
+            region.typed_by = done.input.map(|(from, to)| {
+                terminal
+                    .typed_by(from, to)
+                    .map_or(TypedBy::Person, TypedBy::Actor)
+            });
+            self.regions.record_in(&terminal, region);
         }
         Some(slot.clone())
     }

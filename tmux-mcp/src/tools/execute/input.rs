@@ -209,7 +209,7 @@ impl TmuxMcp {
         }
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
-        turn.typed();
+        turn.typed(cursor);
         let names: Vec<String> = keys.iter().map(ToString::to_string).collect();
         // Enter submits the line; C-c, C-u and C-j clear or submit it too.
         if names.iter().any(|k| {
@@ -324,7 +324,7 @@ impl TmuxMcp {
             .await?;
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
-        turn.typed();
+        turn.typed(cursor);
         Ok((conn, r, cursor, turn, people.watching))
     }
 }

@@ -17,6 +17,7 @@ use crate::mcp::wait::{CallCtx, Waited};
 use crate::reply::{Json, ToolError};
 use crate::terminal::backend::Conn;
 use crate::terminal::probe::Evidence;
+use crate::terminal::region::TypedBy;
 use crate::terminal::regions::Region;
 use crate::terminal::runs::{Ended, RunState};
 use crate::terminal::shell::ShellSlot;
@@ -355,6 +356,7 @@ async fn record_region(conn: &Conn, po: &PaneOutput, state: &RunState, f: &Ended
                 integrated: false,
                 lines: None,
                 recovered: false,
+                typed_by: Some(TypedBy::Actor(crate::mcp::actors::current())),
             },
         );
     }

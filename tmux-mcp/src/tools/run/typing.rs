@@ -47,7 +47,7 @@ pub(super) async fn type_command(
     let from = po.end_offset();
     conn.note_input(pane, from);
     conn.note_unsubmitted(pane, false);
-    turn.typed();
+    turn.typed(from);
     type_line(conn, pane, &line).await?;
     let typed_at = po.end_offset();
     {

@@ -85,7 +85,11 @@ impl TmuxMcp {
             .ok()
             .and_then(|pane| conn.journals.live_output(pane));
         let (pane, po) = match known {
-            Some(po) => (po.pane(), po),
+            Some(po) => {
+                // Named as resolving would: the call is about this pane.
+                crate::terminal::record::touched(po.pane());
+                (po.pane(), po)
+            }
             None => {
                 let r = conn.resolve(&args.target).await?;
                 (r.pane, conn.follow(r.pane).await?)

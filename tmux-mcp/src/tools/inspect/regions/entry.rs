@@ -9,6 +9,7 @@ use tmux_control::PaneOutput;
 use crate::mcp::server::TmuxMcp;
 use crate::reply::ToolError;
 use crate::terminal::journal::Journal;
+use crate::terminal::region::TypedBy;
 use crate::terminal::regions::Region;
 use crate::text::{cook, pane_size};
 
@@ -21,7 +22,7 @@ type Pane = (PaneOutput, Option<Arc<Journal>>, Vec<Region>);
 impl TmuxMcp {
     /// A region as the tools show it (its command line read back from
     /// the log when `run` did not type it).
-    pub(super) fn entry(
+    pub(crate) fn entry(
         &self,
         po: &PaneOutput,
         journal: Option<&Journal>,
@@ -61,6 +62,11 @@ impl TmuxMcp {
             first_line: lines.map(|l| l.0),
             last_line: lines.map(|l| l.1),
             recovered: r.recovered,
+            typed_by: match &r.typed_by {
+                Some(TypedBy::Actor(actor)) => Some(actor.to_string()),
+                _ => None,
+            },
+            by_person: r.typed_by == Some(TypedBy::Person),
             mode: if r.integrated {
                 "integrated"
             } else {

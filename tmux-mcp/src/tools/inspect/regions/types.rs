@@ -38,6 +38,12 @@ pub(crate) struct RegionEntry {
     pub first_line: Option<u64>,
     /// The last line of its output in the cooked log.
     pub last_line: Option<u64>,
+    /// The actor (MCP client) that typed its command line through this server, when one did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub typed_by: Option<String>,
+    /// A person typed its command line (its echo holds no input this server sent): someone at a tmux client.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub by_person: bool,
     /// Recovered from the log of an earlier run of tmux-mcp (its output is read from the cooked log; its cursors are 0).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub recovered: bool,
