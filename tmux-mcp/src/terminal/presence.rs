@@ -7,9 +7,16 @@
 //! Read at the last moment before typing (one `list-clients` round trip,
 //! and the pane's log and emulated screen, which are already here), so
 //! that the input tools and `run` never type over a person
-//! ([`crate::tools`] refuses with `human_typing`).
+//! ([`crate::tools`] refuses with `human_typing`). The round trip is made
+//! only while the server has a person's client at all: [`Humans`] counts
+//! them from what tmux pushes when a client attaches or detaches.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use tmux_control::Event;
+use tmux_control::proto::Notification;
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -56,10 +63,70 @@ fn people_of(clients: &[ClientInfo], pane: PaneId, window: WindowId, now: u64) -
     people
 }
 
+/// How many people's clients (not control-mode ones) the server has,
+/// counted again each time tmux reports that a client attached, changed
+/// session or detached (`%client-session-changed`, `%client-detached`), by
+/// a task that lives as long as the connection. Until the first count is
+/// in, and after events were missed, it says "some", so that nobody is
+/// ever taken for absent while the count is unsure.
+#[derive(Debug, Clone)]
+pub(crate) struct Humans(Arc<AtomicUsize>);
+
+/// What [`Humans`] holds while it does not know.
+const UNSURE: usize = usize::MAX;
+
+impl Humans {
+    /// Counts the people's clients of `tmux`'s server from now on.
+    pub(crate) fn watch(tmux: &Tmux) -> Self {
+        let count = Arc::new(AtomicUsize::new(UNSURE));
+        let humans = Self(count.clone());
+        let mut events = tmux.subscribe();
+        let tmux = tmux.clone();
+        tokio::spawn(async move {
+            let recount = |tmux: Tmux, count: Arc<AtomicUsize>| async move {
+                let n = match tmux.run(ListClients::all()).await {
+                    Ok(clients) => clients.iter().filter(|c| !c.control_mode).count(),
+                    Err(_) => UNSURE,
+                };
+                count.store(n, Ordering::Release);
+            };
+            recount(tmux.clone(), count.clone()).await;
+            // Pushed: each event is one tmux sent; nothing is looked at
+            // between them.
+            while let Some(event) = events.recv().await {
+                let again = match event {
+                    Event::Notification(
+                        Notification::ClientSessionChanged { .. }
+                        | Notification::ClientDetached { .. },
+                    ) => true,
+                    Event::Gap { .. } => {
+                        count.store(UNSURE, Ordering::Release);
+                        true
+                    }
+                    Event::Closed(_) => return,
+                    _ => false,
+                };
+                if again {
+                    recount(tmux.clone(), count.clone()).await;
+                }
+            }
+        });
+        humans
+    }
+
+    /// Whether the server may have a person's client now.
+    pub(crate) fn any(&self) -> bool {
+        self.0.load(Ordering::Acquire) > 0
+    }
+}
+
 /// Who is at `pane` (in `window`) now: one `list-clients` round trip.
 /// Nobody when tmux cannot say (the check never blocks typing on its own
 /// failure; the typing that follows reports any real error).
-pub(crate) async fn people(tmux: &Tmux, pane: PaneId, window: WindowId) -> People {
+pub(crate) async fn people(tmux: &Tmux, humans: &Humans, pane: PaneId, window: WindowId) -> People {
+    if !humans.any() {
+        return People::default();
+    }
     let Ok(clients) = tmux.run(ListClients::all()).await else {
         return People::default();
     };

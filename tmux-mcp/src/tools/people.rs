@@ -88,7 +88,7 @@ impl TmuxMcp {
         window: WindowId,
         what: &str,
     ) -> Result<People, ToolError> {
-        let people = presence::people(&conn.tmux, pane, window).await;
+        let people = presence::people(&conn.tmux, &conn.humans, pane, window).await;
         if self.inner.config.human_input == HumanInput::Allow {
             return Ok(people);
         }
@@ -125,6 +125,11 @@ impl TmuxMcp {
         let Ok(conn) = self.conn().await else {
             return PeopleNews::default();
         };
+        // Only an integrated shell tells whose a command line was (and
+        // asking a plain pane's option would cost a round trip each call).
+        if !conn.shells.has_slot(pane) {
+            return PeopleNews::default();
+        }
         let Ok(po) = conn.follow(pane).await else {
             return PeopleNews::default();
         };
@@ -132,12 +137,14 @@ impl TmuxMcp {
         let Some(terminal) = conn.terminals.get(pane) else {
             return PeopleNews::default();
         };
-        let regions = conn.shells.regions.list(pane);
-        let last = regions.last().map_or(0, |r| r.id);
-        let known = terminal.news_for(actor, last);
+        let known = terminal.told(actor);
+        let regions = conn.shells.regions.since(pane, known);
+        if let Some(last) = regions.last() {
+            terminal.tell(actor, last.id);
+        }
         let news: Vec<_> = regions
             .iter()
-            .filter(|r| r.id > known && r.typed_by == Some(TypedBy::Person))
+            .filter(|r| r.typed_by == Some(TypedBy::Person))
             .collect();
         let more = news.len().saturating_sub(NEWS);
         let ran = news[more..]

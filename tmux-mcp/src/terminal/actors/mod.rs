@@ -188,11 +188,14 @@ impl Terminal {
     }
 
     /// The last region `actor` was told of (0 the first time: all of them
-    /// are news), and records that it knows up to region `last` now.
-    pub(crate) fn news_for(&self, actor: &Arc<str>, last: u64) -> u64 {
-        let mut record = lock(&self.actors);
-        let told = record.told.insert(actor.clone(), last);
-        told.unwrap_or(0)
+    /// are news).
+    pub(crate) fn told(&self, actor: &Arc<str>) -> u64 {
+        lock(&self.actors).told.get(actor).copied().unwrap_or(0)
+    }
+
+    /// Records that `actor` knows the regions up to `last` now.
+    pub(crate) fn tell(&self, actor: &Arc<str>, last: u64) {
+        lock(&self.actors).told.insert(actor.clone(), last);
     }
 
     /// Who created the pane and who typed into it last.

@@ -10,6 +10,7 @@ use tmux_control::{PaneId, PaneOutput, Resolved, SessionId, Tmux, WindowId};
 use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
 use crate::terminal::journal::journals::Journals;
+use crate::terminal::presence::Humans;
 use crate::terminal::record::Terminals;
 use crate::terminal::runs::RunState;
 use crate::terminal::shell::Shells;
@@ -37,6 +38,8 @@ pub(crate) struct Conn {
     pub(crate) remote: bool,
     /// Who created each pane and typed into it; input turns.
     pub(crate) actors: PaneActors,
+    /// How many people's tmux clients the server has (pushed).
+    pub(crate) humans: Humans,
 }
 
 impl Conn {

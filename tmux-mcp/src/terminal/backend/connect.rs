@@ -14,6 +14,7 @@ use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
 use crate::terminal::guard;
 use crate::terminal::journal::journals::Journals;
+use crate::terminal::presence::Humans;
 use crate::terminal::record::Terminals;
 use crate::terminal::shell::Shells;
 use tmux_control::shell;
@@ -192,6 +193,7 @@ impl Backend {
         shells.prepare(&tmux, own).await;
         tracing::info!(server = %self.describe(), ?socket_path, "connected to tmux");
         Ok(Conn {
+            humans: Humans::watch(&tmux),
             tmux,
             home,
             socket_path,

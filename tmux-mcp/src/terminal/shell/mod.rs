@@ -254,7 +254,7 @@ impl Shells {
     }
 
     /// Whether `pane` is known to run an integrated shell.
-    fn has_slot(&self, pane: PaneId) -> bool {
+    pub(crate) fn has_slot(&self, pane: PaneId) -> bool {
         self.terminals
             .get(pane)
             .is_some_and(|t| lock(&t.shell).is_some())

@@ -540,7 +540,7 @@ impl TmuxMcp {
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         let state = facts(&conn, &po, &row).await;
-        let people = presence::people(&conn.tmux, r.pane, r.window).await;
+        let people = presence::people(&conn.tmux, &conn.humans, r.pane, r.window).await;
         Ok(Json(PaneInfoResult {
             state,
             people,
