@@ -98,15 +98,21 @@ def refused_for_a_person(result: mcp.types.CallToolResult) -> str:
     return text
 
 
+async def terminal_at_prompt(session: mcp.ClientSession, name: str) -> tuple[str, dict]:
+    """A new terminal `name`, once its shell shows its prompt."""
+    created = await connecting_call(session.call_tool, "create_terminal", {"name": name})
+    assert not created.is_error, text_of(created)
+    pane = created.structured_content["pane"]
+    ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=20)
+    assert ready["status"] == "matched", ready
+    return pane, ready
+
+
 @pytest.mark.parametrize("shell", SHELLS)
 async def test_the_agent_never_types_over_a_persons_half_typed_line(tmux_mcp: TmuxMcp, shell: str) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": "shared"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
-            ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=20)
-            assert ready["status"] == "matched", ready
+            pane, ready = await terminal_at_prompt(session, "shared")
             cursor = ready["cursor"]
             with attached(tmux_mcp, "shared", b"\x1b[") as person:
                 person.type("echo half-typed-by-human")
@@ -154,11 +160,7 @@ async def test_the_agent_never_types_over_a_persons_half_typed_line(tmux_mcp: Tm
 async def test_a_person_who_only_watches_does_not_block_and_is_named(tmux_mcp: TmuxMcp, shell: str) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": "watched"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
-            ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=20)
-            assert ready["status"] == "matched", ready
+            pane, ready = await terminal_at_prompt(session, "watched")
             with attached(tmux_mcp, "watched", b"\x1b[") as person:
                 clients = subprocess.run(  # tmux_mcp.socket: a private tmux socket
                     [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "list-clients", "-F", "#{client_control_mode} #{client_name}"],
@@ -190,11 +192,7 @@ async def test_human_input_allow_types_over_a_line_it_did_not_type(tmux_mcp: Tmu
     """`--human-input allow`: the server's choice to type anyway."""
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session("--human-input", "allow", env={"SHELL": shell_path("bash")}) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": "allowed"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
-            ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=20)
-            assert ready["status"] == "matched", ready
+            pane, ready = await terminal_at_prompt(session, "allowed")
             subprocess.run(  # tmux_mcp.socket: a private tmux socket
                 [tmux_mcp.tmux, "-S", str(tmux_mcp.socket), "send-keys", "-t", pane, "-l", "echo left-"],
                 check=True,
@@ -208,11 +206,7 @@ async def test_human_input_allow_types_over_a_line_it_did_not_type(tmux_mcp: Tmu
 async def test_what_a_person_ran_is_told_once_in_the_next_reply(tmux_mcp: TmuxMcp, shell: str) -> None:
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.session(env={"SHELL": shell_path(shell)}) as (session, _):
-            created = await connecting_call(session.call_tool, "create_terminal", {"name": "told"})
-            assert not created.is_error, text_of(created)
-            pane = created.structured_content["pane"]
-            ready = await call(session, "wait_for_state", target=pane, states=["at_prompt"], timeout_secs=20)
-            assert ready["status"] == "matched", ready
+            pane, ready = await terminal_at_prompt(session, "told")
             mine = await call(session, "run", target=pane, command="echo from-agent")
             assert mine["status"] == "completed", mine
             with attached(tmux_mcp, "told", b"\x1b[") as person:
