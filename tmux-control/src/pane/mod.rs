@@ -259,7 +259,7 @@ impl PaneOutput {
     }
 
     /// Like [`PaneOutput::expect`], searching from absolute offset `from`
-    /// (for example a [`Match::resume_offset`] or an earlier
+    /// (for example a [`Match::end`] or an earlier
     /// [`PaneOutput::end_offset`]), so a series of waits misses nothing.
     pub fn expect_from(&self, pattern: Pattern, from: u64) -> Expect {
         Expect {
