@@ -38,6 +38,7 @@ TOOLSETS: dict[str, frozenset[str]] = {
             "wait_for_idle",
             "wait_for_state",
             "wait_for_exit",
+            "wait_for_attention",
         }
     ),
     "manage": frozenset({"rename", "resize", "select", "set_layout", "detach_clients"}),

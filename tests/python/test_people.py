@@ -216,7 +216,13 @@ async def test_what_a_person_ran_is_told_once_in_the_next_reply(tmux_mcp: TmuxMc
                 person.type("true\r")
                 person.type("printf 'mark%s\\n' er-2\r")
                 person.read_until(b"marker-2")
-                first = await session.call_tool("capture_screen", {"target": pane})
+                # tmux writes to the person's client and to tmux-mcp's
+                # control client separately: the first reply about the pane
+                # is a wait until tmux-mcp has it too.
+                first = await session.call_tool(
+                    "wait_for_output", {"target": pane, "pattern": "marker-2", "cursor": mine["cursor"], "timeout_secs": 20}
+                )
+                assert first.structured_content["status"] == "matched", first.structured_content
                 assert not first.is_error, text_of(first)
                 news = (first.meta or {}).get("tmux-mcp/people", {}).get("news", [])
                 assert len(news) == 1, (first.meta, [(r["command"], r.get("by_person"), r.get("typed_by")) for r in (await call(session, "list_regions", target=pane))["regions"]])

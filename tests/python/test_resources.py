@@ -168,7 +168,7 @@ async def test_resources_are_listed_and_read(tmux_mcp: TmuxMcp, generation: str)
             }
             # Before any tool call there is no connection: listing does not start tmux.
             listed = await peer.client.list_resources()
-            assert [r.uri for r in listed.resources] == ["tmux://terminals"]
+            assert [r.uri for r in listed.resources] == ["tmux://terminals", "tmux://events"]
 
             pane = await new_pane(peer)
             listed = await peer.client.list_resources()

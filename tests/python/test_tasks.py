@@ -25,7 +25,7 @@ from support import HANDSHAKE_PROTOCOL, TmuxMcp
 
 TASKS = "io.modelcontextprotocol/tasks"
 MODERN = "2026-07-28"
-TASK_TOOLS = {"run", "wait_for_output", "wait_for_idle", "wait_for_state", "wait_for_exit"}
+TASK_TOOLS = {"run", "wait_for_output", "wait_for_idle", "wait_for_state", "wait_for_exit", "wait_for_attention"}
 
 #: How long any one reply may take (a true timer: a deadline, not a poll).
 DEADLINE_SECS = 30.0

@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+mod channel;
 pub mod config;
 pub mod doctor;
 mod mcp;
@@ -29,6 +30,7 @@ mod terminal;
 pub mod text;
 mod tools;
 pub mod transport;
+mod webhook;
 
 pub use config::{Cli, Config, ConfigError, SocketChoice};
 pub use mcp::server::{SERVER_NAME, StartError, TmuxMcp};

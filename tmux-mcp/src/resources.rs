@@ -2,6 +2,9 @@
 //! pane's output log, with subscriptions on both protocol generations.
 //!
 //! - `tmux://terminals`: the tree `list_terminals` returns, as JSON.
+//! - `tmux://events`: the last attention events (what
+//!   `wait_for_attention` returns) and the cursor after them, as JSON;
+//!   updated as events are logged.
 //! - `tmux://pane/{pane}/screen`: what `capture_screen` returns for the
 //!   pane's visible screen (the same text, secrets masked).
 //! - `tmux://pane/{pane}/log`: the cooked, redacted, bounded tail of the
@@ -95,6 +98,16 @@ impl TmuxMcp {
                     .with_mime_type("application/json"),
             );
         }
+        if self.serves(Target::Events) {
+            resources.push(
+                Resource::new(EVENTS_URI, "events")
+                    .with_title("Attention events")
+                    .with_description(
+                        "The last attention events (a command left running finished, a program waits for input, a bell, a pane exited, a person attached, …) and the cursor after them, as JSON; wait_for_attention reads on from the cursor",
+                    )
+                    .with_mime_type("application/json"),
+            );
+        }
         let screens = self.serves(Target::Screen(PaneId(0)));
         let logs = self.serves(Target::Log(PaneId(0)));
         if (screens || logs)
@@ -179,6 +192,20 @@ impl TmuxMcp {
                     McpError::internal_error(format!("cannot serialise the tree: {e}"), None)
                 })?;
                 (json, "application/json")
+            }
+            Target::Events => {
+                let log = self.attention_log();
+                let read = log.read(
+                    log.last().saturating_sub(EVENTS_SHOWN as u64),
+                    EVENTS_SHOWN,
+                    |_| true,
+                );
+                let events: Vec<_> = read.events.iter().map(|e| self.shown_event(e)).collect();
+                let json = serde_json::json!({
+                    "cursor": log.cursor(read.next),
+                    "events": events,
+                });
+                (json.to_string(), "application/json")
             }
             Target::Screen(pane) => {
                 self.existing_pane(uri, pane).await?;
@@ -303,6 +330,7 @@ impl TmuxMcp {
             sub.uris.push((uri.to_owned(), target));
         }
         self.start_tree();
+        self.start_events();
         self.start_panes().await;
         Ok(())
     }
@@ -368,6 +396,7 @@ impl TmuxMcp {
             }
         };
         self.start_tree();
+        self.start_events();
         self.start_panes().await;
         context.cancelled().await;
         drop(guard);
@@ -412,6 +441,18 @@ impl TmuxMcp {
             let task = tokio::spawn(follow_pane(Arc::downgrade(self.hub()), po));
             state.panes.insert(pane, task.abort_handle());
         }
+    }
+
+    /// Starts the events task, once.
+    fn start_events(&self) {
+        if self.hub().events_started.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let task = tokio::spawn(follow_events(
+            Arc::downgrade(self.hub()),
+            self.attention_log().clone(),
+        ));
+        self.hub().lock().events = Some(task.abort_handle());
     }
 
     /// Starts the tree task, once.
@@ -619,6 +660,27 @@ async fn follow_tree(shared: Weak<Shared>, kick: Arc<tokio::sync::Notify>, inner
         let empty = Tree::default();
         notify_tree(&shared, &known, &empty).await;
         known = empty;
+    }
+}
+
+/// How many events `tmux://events` shows.
+const EVENTS_SHOWN: usize = 50;
+
+/// Tells the subscribers of `tmux://events` each time events are logged,
+/// debounced.
+async fn follow_events(shared: Weak<Shared>, log: Arc<crate::terminal::attention::Attention>) {
+    let mut changed = log.subscribe();
+    let mut last = None;
+    while changed.changed().await.is_ok() {
+        debounce(last).await;
+        last = Some(Instant::now());
+        changed.borrow_and_update();
+        let Some(hub) = shared.upgrade() else { return };
+        let sinks = hub.sinks(|t| t == Target::Events);
+        drop(hub);
+        for (sink, uri) in &sinks {
+            sink.updated(uri).await;
+        }
     }
 }
 

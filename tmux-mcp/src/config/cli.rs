@@ -33,6 +33,15 @@ pub enum HumanInput {
     Allow,
 }
 
+/// Where attention events are pushed as client notifications
+/// (`--channel`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Channel {
+    /// Claude Code's channel: `notifications/claude/channel`, with the
+    /// `claude/channel` experimental capability declared.
+    Claude,
+}
+
 /// Command-line interface of `tmux-mcp`. Every flag except
 /// `--no-default-redactions` can also be given by the environment variable
 /// named in its help; a flag wins over its variable.
@@ -218,6 +227,44 @@ pub struct Cli {
     /// nothing, answer human_typing) or allow (type anyway).
     #[arg(long, global = true, value_enum, default_value_t = HumanInput::Refuse, env = "TMUX_MCP_HUMAN_INPUT")]
     pub human_input: HumanInput,
+
+    /// How many attention events the server keeps (the log that
+    /// wait_for_attention, tmux://events and every reply's `attention`
+    /// read by cursor); a reader further behind is told its cursor was
+    /// truncated. At least 16.
+    #[arg(
+        long,
+        global = true,
+        env = "TMUX_MCP_ATTENTION_EVENTS",
+        default_value_t = 1000
+    )]
+    pub attention_events: usize,
+
+    /// Do not show attention events (a command left running finished, a
+    /// program waits for input or a secret, a pane exited, output lost) on
+    /// the status line of the people's tmux clients that show the terminal
+    /// (`display-message`).
+    #[arg(long, global = true, env = "TMUX_MCP_NO_NOTIFY_CLIENTS")]
+    pub no_notify_clients: bool,
+
+    /// Push attention events into an MCP client's channel: `claude` sends
+    /// Claude Code's `notifications/claude/channel` (coalesced per
+    /// terminal, after `initialized`), so that an event can start a turn.
+    #[arg(long, global = true, value_enum, env = "TMUX_MCP_CHANNEL")]
+    pub channel: Option<Channel>,
+
+    /// POST every attention event as JSON to this http:// URL, signed in the
+    /// Standard Webhooks way (webhook-id, webhook-timestamp and
+    /// webhook-signature headers: HMAC-SHA256 with the secret of
+    /// TMUX_MCP_WEBHOOK_SECRET, a `whsec_` base64 key). Retried with backoff;
+    /// the id stays the same across retries.
+    #[arg(
+        long,
+        global = true,
+        env = "TMUX_MCP_NOTIFY_WEBHOOK",
+        value_name = "URL"
+    )]
+    pub notify_webhook: Option<String>,
 
     /// A tmux server elsewhere: `NAME=SSH_TARGET` (over ssh: the
     /// destination, optionally after ssh options, as in

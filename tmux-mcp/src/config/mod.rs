@@ -19,7 +19,7 @@ mod host_list;
 mod hosts;
 pub mod toolsets;
 
-pub use cli::{BridgeArgs, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs};
+pub use cli::{BridgeArgs, Channel, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs};
 use host_list::hosts_from_cli;
 pub use hosts::{Engine, HostKind, HostSpec, LOCAL_HOST, MAX_HOST_NAME};
 
@@ -87,6 +87,14 @@ pub struct Config {
     /// What the tools that type do when a person is at the terminal
     /// (`--human-input`).
     pub human_input: HumanInput,
+    /// How many attention events are kept (`--attention-events`).
+    pub attention_events: usize,
+    /// Whether people's tmux clients are shown attention events.
+    pub notify_clients: bool,
+    /// Where attention events are pushed as client notifications.
+    pub channel: Option<Channel>,
+    /// The webhook attention events are posted to, and its secret.
+    pub notify_webhook: Option<(String, Vec<u8>)>,
     /// The remote hosts, in the order given.
     pub hosts: Vec<HostSpec>,
     /// The tmux program on the remote hosts.
@@ -116,6 +124,10 @@ impl Default for Config {
             shell_integration: true,
             integrate_existing: false,
             human_input: HumanInput::Refuse,
+            attention_events: 1000,
+            notify_clients: true,
+            channel: None,
+            notify_webhook: None,
             hosts: Vec::new(),
             host_tmux: "tmux".to_owned(),
             actor: None,
@@ -196,6 +208,25 @@ impl Config {
                 "--log-bytes must be at least 65536".into(),
             ));
         }
+        if cli.attention_events < 16 {
+            return Err(ConfigError::OutOfRange(
+                "--attention-events must be at least 16".into(),
+            ));
+        }
+        let notify_webhook = match &cli.notify_webhook {
+            None => None,
+            Some(url) => {
+                let secret = std::env::var("TMUX_MCP_WEBHOOK_SECRET").map_err(|_| {
+                    ConfigError::OutOfRange(
+                        "--notify-webhook needs its signing secret in TMUX_MCP_WEBHOOK_SECRET (whsec_ and base64)".into(),
+                    )
+                })?;
+                let key = crate::webhook::parse_secret(&secret).map_err(|e| {
+                    ConfigError::OutOfRange(format!("TMUX_MCP_WEBHOOK_SECRET: {e}"))
+                })?;
+                Some((url.clone(), key))
+            }
+        };
         let extra_redactions: Vec<String> = cli
             .redact
             .iter()
@@ -228,6 +259,10 @@ impl Config {
             shell_integration: !cli.no_shell_integration,
             integrate_existing: cli.integrate_existing && !cli.no_shell_integration,
             human_input: cli.human_input,
+            attention_events: cli.attention_events,
+            notify_clients: !cli.no_notify_clients,
+            channel: cli.channel,
+            notify_webhook,
             hosts: hosts_from_cli(cli)?,
             host_tmux: cli.host_tmux.clone(),
             actor: cli.actor.as_deref().and_then(actor_name),

@@ -85,6 +85,7 @@ pub const TOOLS: &[(&str, Toolset)] = &[
     ("wait_for_idle", Toolset::Inspect),
     ("wait_for_state", Toolset::Inspect),
     ("wait_for_exit", Toolset::Inspect),
+    ("wait_for_attention", Toolset::Inspect),
     ("rename", Toolset::Manage),
     ("resize", Toolset::Manage),
     ("select", Toolset::Manage),

@@ -17,6 +17,9 @@ use tokio::task::AbortHandle;
 /// The terminal tree's URI.
 pub(crate) const TREE_URI: &str = "tmux://terminals";
 
+/// The attention events' URI.
+pub(crate) const EVENTS_URI: &str = "tmux://events";
+
 /// The template of a pane's screen.
 pub(crate) const SCREEN_TEMPLATE: &str = "tmux://pane/{pane}/screen";
 
@@ -36,6 +39,8 @@ pub(crate) const LOG_TAIL: u64 = 32 * 1024;
 pub(crate) enum Target {
     /// `tmux://terminals`.
     Tree,
+    /// `tmux://events`.
+    Events,
     /// `tmux://pane/N/screen`.
     Screen(PaneId),
     /// `tmux://pane/N/log`.
@@ -47,6 +52,9 @@ impl Target {
     pub(crate) fn parse(uri: &str) -> Option<Self> {
         if uri == TREE_URI {
             return Some(Self::Tree);
+        }
+        if uri == EVENTS_URI {
+            return Some(Self::Events);
         }
         let rest = uri.strip_prefix("tmux://pane/")?;
         let (pane, kind) = rest.split_once('/')?;
@@ -67,7 +75,7 @@ impl Target {
 
     pub(crate) fn pane(self) -> Option<PaneId> {
         match self {
-            Self::Tree => None,
+            Self::Tree | Self::Events => None,
             Self::Screen(p) | Self::Log(p) => Some(p),
         }
     }
@@ -77,6 +85,7 @@ impl Target {
     pub(crate) fn tool(self) -> &'static str {
         match self {
             Self::Tree => "list_terminals",
+            Self::Events => "wait_for_attention",
             Self::Screen(_) => "capture_screen",
             Self::Log(_) => "read_output",
         }
@@ -118,7 +127,7 @@ pub(crate) fn not_ours(uri: &str) -> McpError {
     let uri = shown_uri(uri);
     McpError::resource_not_found(
         format!(
-            "{uri} is not a resource of this server; its resources are {TREE_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
+            "{uri} is not a resource of this server; its resources are {TREE_URI}, {EVENTS_URI}, {SCREEN_TEMPLATE} and {LOG_TEMPLATE} ({{pane}} is the pane's number: 3 for %3)"
         ),
         None,
     )
@@ -187,6 +196,8 @@ pub(crate) struct State {
     pub(crate) panes: HashMap<PaneId, AbortHandle>,
     /// The task that follows the tree.
     pub(crate) tree: Option<AbortHandle>,
+    /// The task that follows the attention log.
+    pub(crate) events: Option<AbortHandle>,
 }
 
 pub(crate) struct Shared {
@@ -195,6 +206,8 @@ pub(crate) struct Shared {
     /// ended). Its own `Arc`, so the tree task never keeps `Shared` alive.
     pub(crate) kick: Arc<tokio::sync::Notify>,
     pub(crate) tree_started: AtomicBool,
+    /// The events task was started.
+    pub(crate) events_started: AtomicBool,
 }
 
 impl Drop for Shared {
@@ -203,7 +216,7 @@ impl Drop for Shared {
         for task in state.panes.values() {
             task.abort();
         }
-        if let Some(task) = &state.tree {
+        for task in state.tree.iter().chain(&state.events) {
             task.abort();
         }
     }
@@ -277,6 +290,7 @@ impl Resources {
                 state: Mutex::new(State::default()),
                 kick: Arc::new(tokio::sync::Notify::new()),
                 tree_started: AtomicBool::new(false),
+                events_started: AtomicBool::new(false),
             }),
         }
     }

@@ -37,6 +37,7 @@ pub(crate) const TASK_TOOLS: &[&str] = &[
     "wait_for_idle",
     "wait_for_state",
     "wait_for_exit",
+    "wait_for_attention",
 ];
 
 /// The `pollIntervalMs` suggested to clients.

@@ -34,6 +34,7 @@
 //! in the record.
 
 pub(crate) mod actors;
+pub(crate) mod attention;
 pub(crate) mod backend;
 pub(crate) mod guard;
 pub(crate) mod journal;

@@ -11,6 +11,7 @@
 //! only while the server has a person's client at all: [`Humans`] counts
 //! them from what tmux pushes when a client attaches or detaches.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -22,9 +23,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use tmux_control::command::{ClientInfo, ListClients};
 use tmux_control::shell::ShellPhase;
-use tmux_control::{PaneId, PaneOutput, Tmux, WindowId};
+use tmux_control::{PaneId, PaneOutput, SessionId, Tmux, WindowId};
 use unicode_width::UnicodeWidthChar;
 
+use crate::terminal::attention::{Attention, Detail, Kind as AttentionKind};
 use crate::terminal::shell::slot::ShellSlot;
 
 /// A person who sent a key to a pane within this many seconds is typing
@@ -76,21 +78,35 @@ pub(crate) struct Humans(Arc<AtomicUsize>);
 const UNSURE: usize = usize::MAX;
 
 impl Humans {
-    /// Counts the people's clients of `tmux`'s server from now on.
-    pub(crate) fn watch(tmux: &Tmux) -> Self {
+    /// Counts the people's clients of `tmux`'s server from now on, and
+    /// logs in `log` (as `host`'s) each person's client that attaches to a
+    /// session or switches to another (`person_attached`) and each that
+    /// detaches (`person_detached`).
+    pub(crate) fn watch(tmux: &Tmux, log: Arc<Attention>, host: Arc<str>) -> Self {
         let count = Arc::new(AtomicUsize::new(UNSURE));
         let humans = Self(count.clone());
         let mut events = tmux.subscribe();
         let tmux = tmux.clone();
         tokio::spawn(async move {
-            let recount = |tmux: Tmux, count: Arc<AtomicUsize>| async move {
-                let n = match tmux.run(ListClients::all()).await {
-                    Ok(clients) => clients.iter().filter(|c| !c.control_mode).count(),
-                    Err(_) => UNSURE,
+            // Each person's client and the session it shows, as last counted.
+            let mut known: Option<HashMap<String, Option<SessionId>>> = None;
+            let mut recount = async |tmux: &Tmux| {
+                let Ok(clients) = tmux.run(ListClients::all()).await else {
+                    count.store(UNSURE, Ordering::Release);
+                    return;
                 };
-                count.store(n, Ordering::Release);
+                let now: HashMap<String, Option<SessionId>> = clients
+                    .iter()
+                    .filter(|c| !c.control_mode)
+                    .map(|c| (c.name.clone(), c.session))
+                    .collect();
+                count.store(now.len(), Ordering::Release);
+                if let Some(before) = &known {
+                    tell_changes(&log, &host, &clients, before, &now);
+                }
+                known = Some(now);
             };
-            recount(tmux.clone(), count.clone()).await;
+            recount(&tmux).await;
             // Pushed: each event is one tmux sent; nothing is looked at
             // between them.
             while let Some(event) = events.recv().await {
@@ -107,7 +123,7 @@ impl Humans {
                     _ => false,
                 };
                 if again {
-                    recount(tmux.clone(), count.clone()).await;
+                    recount(&tmux).await;
                 }
             }
         });
@@ -117,6 +133,51 @@ impl Humans {
     /// Whether the server may have a person's client now.
     pub(crate) fn any(&self) -> bool {
         self.0.load(Ordering::Acquire) > 0
+    }
+}
+
+/// Logs the people's clients that attached (or switched session) and
+/// detached between two counts.
+fn tell_changes(
+    log: &Attention,
+    host: &Arc<str>,
+    clients: &[ClientInfo],
+    before: &HashMap<String, Option<SessionId>>,
+    now: &HashMap<String, Option<SessionId>>,
+) {
+    for (name, session) in now {
+        if before.get(name) == Some(session) {
+            continue;
+        }
+        let pane = clients
+            .iter()
+            .find(|c| &c.name == name)
+            .and_then(|c| c.pane);
+        log.push(
+            host,
+            pane,
+            AttentionKind::PersonAttached,
+            Detail {
+                client: Some(name.clone()),
+                session: session.map(|s| s.to_string()),
+                evidence:
+                    "tmux reported a client attached or switched session (%client-session-changed)"
+                        .to_owned(),
+                ..Detail::default()
+            },
+        );
+    }
+    for name in before.keys().filter(|n| !now.contains_key(*n)) {
+        log.push(
+            host,
+            None,
+            AttentionKind::PersonDetached,
+            Detail {
+                client: Some(name.clone()),
+                evidence: "tmux reported the client detached (%client-detached)".to_owned(),
+                ..Detail::default()
+            },
+        );
     }
 }
 
@@ -131,6 +192,31 @@ pub(crate) async fn people(tmux: &Tmux, humans: &Humans, pane: PaneId, window: W
         return People::default();
     };
     people_among(&clients, pane, window)
+}
+
+/// The person's client whose keys go to `pane` (in `window`) and that
+/// sent one within the last [`TYPING_SECS`], for output at the pane's
+/// prompt that no agent caused: one `list-clients` round trip. Unlike
+/// [`people`], a client that attached this second counts (the output is
+/// the evidence that it typed, not its attaching).
+pub(crate) async fn typing_at(
+    tmux: &Tmux,
+    humans: &Humans,
+    pane: PaneId,
+    window: WindowId,
+) -> Option<String> {
+    if !humans.any() {
+        return None;
+    }
+    let clients = tmux.run(ListClients::all()).await.ok()?;
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    clients
+        .iter()
+        .filter(|c| !c.control_mode && c.window == Some(window) && c.pane == Some(pane))
+        .find(|c| c.activity.is_some_and(|at| at + TYPING_SECS > now))
+        .map(|c| c.name.clone())
 }
 
 /// Who is at `pane` (in `window`) now, from `clients` (a `list-clients`

@@ -5,8 +5,9 @@
 //!
 //! Read from `/proc` and the pane's tty, so only for a tmux server on this
 //! machine; every fact is optional and a missing one is "unknown", never a
-//! guess. Nothing here waits: a probe is a handful of small file reads,
-//! taken when the caller asks.
+//! guess. Nothing here polls: a probe is a handful of small file reads,
+//! taken when the caller asks, and [`exited`] waits for the kernel to
+//! push a process's exit (its pidfd).
 
 use std::path::Path;
 
@@ -53,6 +54,40 @@ pub(crate) fn probe(pid: u32, tty: &Path) -> Evidence {
         command,
         reading_terminal,
         echo: echo(tty),
+    }
+}
+
+/// Whether process `pid` sleeps in the kernel (state `S`: blocked in a
+/// system call), by `/proc/PID/stat`.
+pub(crate) fn sleeping(pid: u32) -> bool {
+    stat_fields(pid).is_some_and(|f| f.first().is_some_and(|s| s == "S"))
+}
+
+/// Completes once process `pid` has exited: at once when it is gone
+/// already, else when its pidfd becomes readable (pushed by the kernel).
+/// Where pidfds are not available it never completes (the caller's
+/// heartbeat stands in).
+pub(crate) async fn exited(pid: u32) {
+    use rustix::process::{Pid, PidfdFlags, pidfd_open};
+    let Some(id) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
+        return;
+    };
+    let fd = match pidfd_open(id, PidfdFlags::empty()) {
+        Ok(fd) => fd,
+        Err(rustix::io::Errno::SRCH) => return,
+        Err(_) => return std::future::pending().await,
+    };
+    // Deprecated because a registered descriptor that its owner closes
+    // early is unsound; here the AsyncFd owns the OwnedFd itself, so it is
+    // closed only after it is deregistered (and the safe constructor keeps
+    // the workspace free of unsafe code).
+    #[allow(deprecated)]
+    let registered = tokio::io::unix::AsyncFd::with_interest(fd, tokio::io::Interest::READABLE);
+    match registered {
+        Ok(fd) => {
+            let _ = fd.readable().await;
+        }
+        Err(_) => std::future::pending().await,
     }
 }
 
@@ -144,6 +179,22 @@ mod tests {
     fn a_missing_process_gives_no_evidence() {
         let e = probe(u32::MAX - 1, Path::new("/nonexistent/tty"));
         assert_eq!(e, Evidence::default());
+    }
+
+    #[tokio::test]
+    async fn an_exit_is_pushed_by_the_pidfd() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("0.2")
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        assert!(!sleeping(u32::MAX - 1));
+        let started = std::time::Instant::now();
+        exited(pid).await;
+        assert!(started.elapsed() >= std::time::Duration::from_millis(150));
+        child.wait().unwrap();
+        // Gone already: at once.
+        exited(pid).await;
     }
 
     #[test]

@@ -96,9 +96,17 @@ pub(crate) struct Terminal {
     pub(super) journal: Mutex<Option<(Arc<Journal>, PaneOutput)>>,
     /// Who created it and typed into it, and its input turn (`actors`).
     pub(super) actors: Mutex<PaneRecord>,
+    /// Its attention watch was started (`backend::watch`).
+    watched: std::sync::atomic::AtomicBool,
 }
 
 impl Terminal {
+    /// Claims the start of the terminal's attention watch: `true` the
+    /// first time only.
+    pub(crate) fn claim_watch(&self) -> bool {
+        !self.watched.swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
+
     /// The input this server sent it.
     pub(crate) fn input(&self) -> Input {
         *lock(&self.input)

@@ -33,6 +33,9 @@ pub(crate) struct RunState {
     pub(crate) abandoned: Option<&'static str>,
     /// The shell the command was typed into (a local pane only).
     pub(crate) program: Option<TypedInto>,
+    /// How many calls wait for it now: while one does, its end is that
+    /// call's to report, not an attention event's.
+    pub(crate) waiters: u32,
 }
 
 /// Why a wrapped run was found interrupted (see [`RunState::abandoned`]):

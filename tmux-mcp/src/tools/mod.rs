@@ -1,5 +1,6 @@
 //! The tools, one module per toolset, and what they share.
 
+pub(crate) mod attention;
 pub(crate) mod execute;
 pub(crate) mod inspect;
 pub(crate) mod manage;

@@ -69,7 +69,13 @@ impl TmuxMcp {
                             server.call_on_host(&tool, request, context),
                         ))
                         .await;
-                        server.tell_people_news(result, &panes, &who).await
+                        let result = server.tell_people_news(result, &panes, &who).await;
+                        // wait_for_attention's own result is its events.
+                        if tool == "wait_for_attention" {
+                            result
+                        } else {
+                            server.tell_attention(result)
+                        }
                     }
                 },
             }
@@ -171,6 +177,72 @@ impl TmuxMcp {
         Ok(done.into())
     }
 }
+
+impl TmuxMcp {
+    /// Adds to `result` the attention events this session was not told of
+    /// yet: a paragraph in its text, and the list as `attention` in its
+    /// structured content (or, for a result without one, in `_meta` under
+    /// [`ATTENTION_META`]). The end of a person's command line the result
+    /// already tells of (what a person did) is not told twice.
+    fn tell_attention(
+        &self,
+        result: Result<CallToolResponse, McpError>,
+    ) -> Result<CallToolResponse, McpError> {
+        let Ok(CallToolResponse::Complete(mut done)) = result else {
+            return result;
+        };
+        let told: Vec<(String, u64)> = done
+            .meta
+            .as_ref()
+            .and_then(|m| m.0.get(PEOPLE_META))
+            .and_then(|p| p.get("news"))
+            .and_then(|n| n.as_array())
+            .into_iter()
+            .flatten()
+            .filter_map(|news| news.get("ran")?.as_array())
+            .flatten()
+            .filter_map(|r| {
+                Some((
+                    r.get("pane")?.as_str()?.to_owned(),
+                    r.get("region")?.as_u64()?,
+                ))
+            })
+            .collect();
+        let host = self.backend.host().to_owned();
+        let skip = |e: &crate::terminal::attention::Event| {
+            e.kind == crate::terminal::attention::Kind::PromptReturned
+                && *e.host == *host
+                && e.pane
+                    .zip(e.detail.region)
+                    .is_some_and(|(p, r)| told.contains(&(p.to_string(), r)))
+        };
+        let Some(attention) = self.untold_events(skip) else {
+            return Ok(done.into());
+        };
+        done.content.push(ContentBlock::text(attention.sentence()));
+        let value = serde_json::to_value(&attention).unwrap_or_default();
+        match done
+            .structured_content
+            .as_mut()
+            .and_then(|s| s.as_object_mut())
+        {
+            Some(structured) => {
+                structured.insert("attention".to_owned(), value);
+            }
+            None => {
+                done.meta
+                    .get_or_insert_with(Default::default)
+                    .0
+                    .insert(ATTENTION_META.to_owned(), value);
+            }
+        }
+        Ok(done.into())
+    }
+}
+
+/// The `_meta` key of the attention events a result without structured
+/// content carries (the same object as a structured result's `attention`).
+pub(crate) const ATTENTION_META: &str = "tmux-mcp/attention";
 
 /// The `_meta` key of what a person did in the terminals a call was about,
 /// since the caller's last call about them: `{"news": [{"ran": [{"pane":

@@ -13,21 +13,24 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler, tool_handler};
 
-use crate::config::Config;
 use crate::config::toolsets::Toolset;
+use crate::config::{Channel, Config};
 
 use super::{CALL_GRACE, SERVER_NAME, TmuxMcp};
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for TmuxMcp {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_resources()
             .enable_tools()
             .enable_resources_list_changed()
             .enable_resources_subscribe()
             .enable_tasks()
             .build();
+        if self.inner.config.channel == Some(Channel::Claude) {
+            capabilities.experimental = Some(Self::channel_capabilities());
+        }
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new(SERVER_NAME, env!("CARGO_PKG_VERSION")))
             .with_instructions(self.inner.instructions.clone())
@@ -89,6 +92,10 @@ impl ServerHandler for TmuxMcp {
     // The live resources: the logic is in `crate::resources`.
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.start_webhook();
+        if self.inner.config.channel == Some(Channel::Claude) {
+            self.start_channel(context.peer.clone());
+        }
         self.resources_session(context.peer);
     }
 

@@ -86,6 +86,11 @@ pub struct TmuxMcp {
     pub(crate) _session_end: Option<Arc<SessionGuard>>,
     /// The actor the session's `initialize` named in its `_meta`.
     pub(crate) session_actor: Arc<std::sync::OnceLock<String>>,
+    /// The number of the last attention event this session was told of.
+    pub(crate) seen: Arc<std::sync::atomic::AtomicU64>,
+    /// Events after `seen` this session was told of already (by a
+    /// filtered wait_for_attention), by number.
+    pub(crate) told_ahead: Arc<std::sync::Mutex<std::collections::BTreeSet<u64>>>,
 }
 
 impl std::fmt::Debug for TmuxMcp {
@@ -117,6 +122,8 @@ pub(crate) struct Inner {
     /// The last session number handed out by [`TmuxMcp::for_session`].
     sessions: std::sync::atomic::AtomicU64,
     instructions: String,
+    /// The webhook task was started (by the first session, in the runtime).
+    pub(crate) webhook_started: std::sync::atomic::AtomicBool,
 }
 
 #[cfg(test)]

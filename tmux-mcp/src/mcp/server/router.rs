@@ -22,6 +22,7 @@ impl TmuxMcp {
     pub(crate) fn full_router() -> ToolRouter<TmuxMcp> {
         let mut router = Self::inspect_router()
             + Self::wait_router()
+            + Self::attention_router()
             + Self::manage_router()
             + Self::execute_router()
             + Self::run_router()
@@ -40,7 +41,9 @@ impl TmuxMcp {
     #[cfg(test)]
     pub(crate) fn toolset_router(set: Toolset) -> ToolRouter<TmuxMcp> {
         match set {
-            Toolset::Inspect => Self::inspect_router() + Self::wait_router(),
+            Toolset::Inspect => {
+                Self::inspect_router() + Self::wait_router() + Self::attention_router()
+            }
             Toolset::Manage => Self::manage_router(),
             Toolset::Execute => Self::execute_router() + Self::run_router(),
             Toolset::Teardown => Self::teardown_router(),

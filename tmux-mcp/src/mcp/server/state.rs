@@ -60,15 +60,21 @@ impl TmuxMcp {
                 (tool.name.into_owned(), names)
             })
             .collect();
-        let local = Arc::new(Backend::new(&config));
+        // One attention log for every host.
+        let local = Backend::new(&config);
+        let log = local.attention().clone();
+        let local = Arc::new(local);
         let hosts = config
             .hosts
             .iter()
-            .map(|h| (h.name.clone(), Arc::new(Backend::remote(&config, h))))
+            .map(|h| {
+                let remote = Backend::remote(&config, h).logging_to(log.clone());
+                (h.name.clone(), Arc::new(remote))
+            })
             .collect();
         let instructions = instructions(&config, &local.attach_prefix());
         let tasks = crate::mcp::tasks::Tasks::new(config.max_wait + CALL_GRACE);
-        Ok(Self {
+        let server = Self {
             tool_router,
             backend: local.clone(),
             inner: Arc::new(Inner {
@@ -83,11 +89,15 @@ impl TmuxMcp {
                 sessions: std::sync::atomic::AtomicU64::new(0),
                 instructions,
                 tasks,
+                webhook_started: std::sync::atomic::AtomicBool::new(false),
             }),
             session: 0,
             _session_end: None,
             session_actor: Arc::default(),
-        })
+            seen: Arc::default(),
+            told_ahead: Arc::default(),
+        };
+        Ok(server)
     }
 
     /// This server acting on host `host` (`None` or `local`: the local
@@ -148,6 +158,11 @@ impl TmuxMcp {
             session: number,
             _session_end: Some(Arc::new(self.inner.resources.session_guard(number))),
             session_actor: Arc::default(),
+            // A new session hears of what happens from now on.
+            seen: Arc::new(std::sync::atomic::AtomicU64::new(
+                self.inner.local.attention().last(),
+            )),
+            told_ahead: Arc::default(),
             ..self.clone()
         }
     }

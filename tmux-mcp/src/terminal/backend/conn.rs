@@ -9,6 +9,7 @@ use tmux_control::{PaneId, PaneOutput, Resolved, SessionId, Tmux, WindowId};
 
 use crate::reply::ToolError;
 use crate::terminal::actors::PaneActors;
+use crate::terminal::attention::Attention;
 use crate::terminal::journal::journals::Journals;
 use crate::terminal::presence::Humans;
 use crate::terminal::record::Terminals;
@@ -40,7 +41,18 @@ pub(crate) struct Conn {
     pub(crate) actors: PaneActors,
     /// How many people's tmux clients the server has (pushed).
     pub(crate) humans: Humans,
+    /// The process's attention log, and this connection's host in it.
+    pub(crate) attention: Arc<Attention>,
+    pub(crate) host: Arc<str>,
+    /// The ends (output end offsets) of the last runs a call collected,
+    /// by pane: their regions are no attention events.
+    pub(crate) collected: Mutex<std::collections::VecDeque<(PaneId, u64)>>,
+    /// This connection, for the tasks it starts (set once it is shared).
+    pub(crate) me: std::sync::OnceLock<std::sync::Weak<Conn>>,
 }
+
+/// How many collected runs [`Conn::collected`] remembers.
+const COLLECTED: usize = 64;
 
 impl Conn {
     /// Resolves a target (an id or an exact name) to ids.
@@ -98,8 +110,32 @@ impl Conn {
             self.journals
                 .ensure(&self.tmux, &po, &self.shells.regions)
                 .await;
+            if let Some(me) = self.me.get().and_then(std::sync::Weak::upgrade)
+                && self.terminals.entry(pane).claim_watch()
+            {
+                super::watch::spawn(&me, po.clone());
+            }
         }
         Ok(po)
+    }
+
+    /// Notes that a call collected the run in `pane` whose output ended at
+    /// `output_end` (its region is then no attention event).
+    pub(crate) fn collected(&self, pane: PaneId, output_end: u64) {
+        let mut collected = self.collected.lock().unwrap_or_else(|e| e.into_inner());
+        if collected.len() == COLLECTED {
+            collected.pop_front();
+        }
+        collected.push_back((pane, output_end));
+    }
+
+    /// Whether a call collected the run in `pane` whose output ended at
+    /// `output_end`.
+    pub(crate) fn was_collected(&self, pane: PaneId, output_end: u64) -> bool {
+        self.collected
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .contains(&(pane, output_end))
     }
 
     /// Remembers the output offset just before input was sent to `pane`.

@@ -193,7 +193,7 @@ impl Backend {
         shells.prepare(&tmux, own).await;
         tracing::info!(server = %self.describe(), ?socket_path, "connected to tmux");
         Ok(Conn {
-            humans: Humans::watch(&tmux),
+            humans: Humans::watch(&tmux, self.attention.clone(), self.host().into()),
             tmux,
             home,
             socket_path,
@@ -203,6 +203,10 @@ impl Backend {
             shells,
             journals,
             remote: self.remote.is_some(),
+            attention: self.attention.clone(),
+            host: self.host().into(),
+            collected: Mutex::default(),
+            me: std::sync::OnceLock::new(),
         })
     }
 

@@ -23,7 +23,9 @@
 
 mod conn;
 mod connect;
+mod notices;
 mod reach;
+mod watch;
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -31,6 +33,7 @@ use std::time::Duration;
 
 use crate::config::{Config, DEFAULT_SOCKET_NAME, HostKind, HostSpec, LOCAL_HOST, SocketChoice};
 use crate::reply::ToolError;
+use crate::terminal::attention::Attention;
 use crate::terminal::guard;
 
 pub(crate) use conn::{Conn, check_session_name, check_window_name};
@@ -82,6 +85,10 @@ pub(crate) struct Backend {
     /// Bumped each time a new connection is made, for the live resources
     /// (`crate::resources`), which follow the connection without making one.
     generation: tokio::sync::watch::Sender<u64>,
+    /// The attention log its connections write to (one per process).
+    attention: Arc<Attention>,
+    /// Whether its connections show attention events to people's clients.
+    notify_clients: bool,
 }
 
 impl Backend {
@@ -98,6 +105,8 @@ impl Backend {
             shell_integration: config.shell_integration,
             conn: tokio::sync::Mutex::new(None),
             generation: tokio::sync::watch::Sender::new(0),
+            attention: Attention::new(config.attention_events),
+            notify_clients: config.notify_clients,
         }
     }
 
@@ -126,7 +135,21 @@ impl Backend {
             shell_integration: config.shell_integration,
             conn: tokio::sync::Mutex::new(None),
             generation: tokio::sync::watch::Sender::new(0),
+            attention: Attention::new(config.attention_events),
+            notify_clients: config.notify_clients,
         }
+    }
+
+    /// The same, its connections writing attention events to `log` (the
+    /// process's one log).
+    pub(crate) fn logging_to(mut self, log: Arc<Attention>) -> Self {
+        self.attention = log;
+        self
+    }
+
+    /// The attention log its connections write to.
+    pub(crate) fn attention(&self) -> &Arc<Attention> {
+        &self.attention
     }
 
     /// The host's name: `local`, or the remote host's.
@@ -183,6 +206,10 @@ impl Backend {
                     *remote.failure.lock().unwrap_or_else(|e| e.into_inner()) = None;
                 }
                 let conn = Arc::new(conn);
+                let _ = conn.me.set(Arc::downgrade(&conn));
+                if self.notify_clients {
+                    notices::spawn(&conn);
+                }
                 // Everything the connection knows about a pane goes when
                 // tmux says the pane is gone.
                 let weak = Arc::downgrade(&conn);

@@ -43,16 +43,19 @@ enum End {
 impl TmuxMcp {
     /// Waits, within `limit`, for run `run_id` in `po`'s pane to end, and
     /// replies how it ended (so far), with its output within `budget`.
+    /// `typed`: this call typed it (and counted itself a waiter then).
     pub(super) async fn wait_run(
         &self,
         conn: &Conn,
         po: &PaneOutput,
-        run_id: &str,
+        (run_id, typed): (&str, bool),
         limit: Duration,
         budget: usize,
         cc: &CallCtx,
     ) -> Result<Json<RunResult>, ToolError> {
         let what = format!("Waiting for run {run_id}");
+        // While this call waits, the run's end is its to report.
+        let _waiting = Waiting::on(conn, run_id, typed);
         let Some(state) = conn
             .runs
             .lock()
@@ -109,7 +112,7 @@ impl TmuxMcp {
                 .find(|l| !l.trim().is_empty())
                 .map(str::to_owned);
         }
-        keep(conn, run_id, finished, tracker);
+        keep(conn, run_id, finished, tracker, out_end);
         if cc.is_cancelled() {
             return Err(ToolError::new(
                 what,
@@ -118,6 +121,39 @@ impl TmuxMcp {
             ));
         }
         Ok(Json(result))
+    }
+}
+
+/// A call that waits for a run, counted in its [`RunState::waiters`] for
+/// as long as it lives (dropped also when the call is cancelled).
+struct Waiting<'c> {
+    conn: &'c Conn,
+    run_id: &'c str,
+}
+
+impl<'c> Waiting<'c> {
+    /// Counts a call that waits for `run_id` (one that `typed` it was
+    /// counted when the run was made, so that no end goes untold between).
+    fn on(conn: &'c Conn, run_id: &'c str, typed: bool) -> Self {
+        if !typed
+            && let Some(run) = conn
+                .runs
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_mut(run_id)
+        {
+            run.waiters += 1;
+        }
+        Self { conn, run_id }
+    }
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        let mut runs = self.conn.runs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(run) = runs.get_mut(self.run_id) {
+            run.waiters = run.waiters.saturating_sub(1);
+        }
     }
 }
 
@@ -362,11 +398,17 @@ async fn record_region(conn: &Conn, po: &PaneOutput, state: &RunState, f: &Ended
     }
 }
 
-/// Forgets run `run_id` once it is over (`finished`), or keeps the marks
-/// read so far (`tracker`) for the call that resumes it.
-fn keep(conn: &Conn, run_id: &str, finished: bool, tracker: ShellTracker) {
+/// Forgets run `run_id` once it is over (`finished`; its output ended at
+/// `out_end` when it completed), or keeps the marks read so far
+/// (`tracker`) for the call that resumes it.
+fn keep(conn: &Conn, run_id: &str, finished: bool, tracker: ShellTracker, out_end: Option<u64>) {
     let mut runs = conn.runs.lock().unwrap_or_else(|e| e.into_inner());
     if finished {
+        // Noted before the run goes, under the runs' lock: the attention
+        // watch that reads its region finds the one or the other.
+        if let (Some(run), Some(end)) = (runs.get(run_id), out_end) {
+            conn.collected(run.pane, end);
+        }
         runs.remove(run_id);
     } else if let Some(s) = runs.get_mut(run_id) {
         s.tracker = tracker;

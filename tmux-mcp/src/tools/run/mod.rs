@@ -95,7 +95,7 @@ impl TmuxMcp {
                 {
                     Started::Typed(run_id, po, sharing) => {
                         let mut reply = self
-                            .wait_run(&conn, &po, &run_id, limit, budget, &cc)
+                            .wait_run(&conn, &po, (&run_id, true), limit, budget, &cc)
                             .await?;
                         reply.0.sharing = sharing;
                         Ok(reply)
@@ -116,7 +116,8 @@ impl TmuxMcp {
                     ));
                 };
                 let po = conn.follow(pane).await?;
-                self.wait_run(&conn, &po, run_id, limit, budget, &cc).await
+                self.wait_run(&conn, &po, (run_id, false), limit, budget, &cc)
+                    .await
             }
             _ => Err(ToolError::new(
                 "Running a command",

@@ -64,6 +64,8 @@ pub(super) async fn type_command(
                 ended: None,
                 abandoned: None,
                 program: typed_into(conn, row),
+                // The call typing it waits for it next (`wait_run`).
+                waiters: 1,
                 command: command.to_owned(),
             },
         );
