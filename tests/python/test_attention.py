@@ -131,27 +131,27 @@ async def test_events_ride_in_the_next_result_of_any_tool(tmux_mcp: TmuxMcp) -> 
 
 async def test_a_reconnect_with_the_last_cursor_loses_nothing_and_repeats_nothing(tmux_mcp: TmuxMcp) -> None:
     socket = tmux_mcp.root / "att" / "mcp.sock"
-    server = tmux_mcp.serve_unix(socket, "--attention-events", "40")
+    server = tmux_mcp.serve_unix(socket, "--attention-events", "60")
     server.ready()
     with anyio.fail_after(LIMIT):
         async with tmux_mcp.bridge_session(socket, "agent") as (session, _):
             pane = await terminal(session, "many")
             start = (await call(session, "wait_for_attention", timeout_secs=0.2))["cursor"]
-            # 30 command lines nobody waits for: 30 prompt_returned events.
-            lines = "".join(f"true {i}\n" for i in range(30))
+            # 50 command lines nobody waits for: 50 prompt_returned events.
+            lines = "".join(f"true {i}\n" for i in range(50))
             await call(session, "paste_text", target=pane, text=lines, bracketed=False)
             first = await call(session, "wait_for_attention", cursor=start, max_events=12, timeout_secs=10)
             seen = [e["seq"] for e in first["events"]]
             cursor = first["cursor"]
         # The client goes away and comes back with its last cursor.
         async with tmux_mcp.bridge_session(socket, "agent") as (session, _):
-            while len(seen) < 30:
+            while len(seen) < 50:
                 more = await call(session, "wait_for_attention", cursor=cursor, timeout_secs=10)
                 assert more["events"], more
                 seen += [e["seq"] for e in more["events"]]
                 cursor = more["cursor"]
-            assert seen == list(range(seen[0], seen[0] + 30)), seen
-            # 20 more events: the log keeps 40, so the first cursor is now
+            assert seen == list(range(seen[0], seen[0] + 50)), seen
+            # 20 more events: the log keeps 60, so the first cursor is now
             # older than the log, and says so.
             lines = "".join(f"true {i}\n" for i in range(20))
             await call(session, "paste_text", target=pane, text=lines, bracketed=False)
@@ -298,3 +298,17 @@ async def test_events_are_posted_to_a_signed_webhook(tmux_mcp: TmuxMcp) -> None:
         assert abs(int(headers["webhook-timestamp"]) - time.time()) < 60, headers
     finally:
         hook.shutdown()
+
+
+async def test_a_run_sees_a_read_after_a_sleep_when_the_sleep_exits(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session(env=bash_env()) as (session, _):
+            pane = await terminal(session, "run-reads")
+            # Nothing is printed when the read starts; the pidfd of `sleep`
+            # wakes the run, before its 1 s progress heartbeat would.
+            waiting = await call(session, "run", target=pane, command="sleep 0.3; read x", timeout_secs=20)
+            assert waiting["status"] == "waiting_for_input", waiting
+            assert waiting["elapsed_ms"] < 950, waiting
+            await call(session, "send_text", target=pane, text="y", enter=True)
+            done = await call(session, "run", run_id=waiting["run_id"], timeout_secs=10)
+            assert done["status"] == "completed", done

@@ -91,6 +91,28 @@ pub(crate) async fn exited(pid: u32) {
     }
 }
 
+/// After a foreground process exits, the shell needs a moment to run the
+/// next command of the line or to read: the terminal is looked at after
+/// each of these pauses until its new foreground process blocks (a true
+/// timer: a settling backoff, about 120 ms in all).
+const SETTLE_MS: [u64; 6] = [2, 4, 8, 16, 32, 64];
+
+/// Completes once process `foreground` has exited (pushed by its pidfd)
+/// and the terminal `tty` of the pane whose first process is `pid` has a
+/// foreground process blocked in the kernel again, or the settling
+/// backoff ([`SETTLE_MS`]) is over: the moment to look at what the pane's
+/// program does next (`sleep 1; read x` reads once `sleep` is gone).
+pub(crate) async fn foreground_exited(foreground: u32, pid: u32, tty: &Path) {
+    exited(foreground).await;
+    for ms in SETTLE_MS {
+        // A true timer: the settling backoff (see SETTLE_MS).
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        if probe(pid, tty).foreground.is_some_and(sleeping) {
+            return;
+        }
+    }
+}
+
 /// The command line of process `pid` (`/proc/PID/cmdline`), to tell
 /// whether the program a pane's first process runs was replaced (`exec`).
 pub(crate) fn cmdline(pid: u32) -> Option<Vec<u8>> {

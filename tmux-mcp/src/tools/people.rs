@@ -102,9 +102,15 @@ impl TmuxMcp {
             ));
         }
         // Text this server typed and left unsubmitted is its own line
-        // (`run` refuses it by itself; the input tools add to it).
+        // (`run` refuses it by itself; the input tools add to it); so is a
+        // line it typed since the prompt and submitted, echoed before the
+        // shell marks the command's start.
         if !conn.unsubmitted(pane)
             && let Some(slot) = conn.shells.get(&conn.tmux, po).await
+            && !slot
+                .tracker
+                .input_start()
+                .is_some_and(|start| conn.last_input(pane).is_some_and(|at| at >= start))
             && presence::holds_a_line(po, &slot)
         {
             return Err(ToolError::human_typing(

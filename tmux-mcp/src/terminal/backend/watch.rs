@@ -14,7 +14,7 @@
 //! [`QUIET`] (a program prints its prompt, then reads), or its
 //! foreground process exited (a pidfd says so at once; the shell then
 //! reads for the next command of the line, as `sleep 1; read x` does, and
-//! is looked at over a short settling backoff, [`SETTLE`]). A program
+//! is looked at once it blocks: [`probe::foreground_exited`]). A program
 //! that goes quiet and reads later without a process ending gives the
 //! kernel nothing to push: the heartbeat ([`HEARTBEAT`]) sees it.
 
@@ -38,12 +38,6 @@ use super::Conn;
 /// How long a running command's output must pause before the kernel is
 /// asked whether it reads the terminal (a true timer: a debounce).
 const QUIET: Duration = Duration::from_millis(150);
-
-/// After a foreground process exited, the shell needs a moment to run the
-/// next command of the line or to read: it is looked at after each of
-/// these pauses until it blocks (a true timer: a settling backoff, about
-/// 120 ms in all).
-const SETTLE: [u64; 6] = [2, 4, 8, 16, 32, 64];
 
 /// While a command runs silently, how often the kernel is asked again (a
 /// true timer: the heartbeat for what nothing pushes; see the module docs).
@@ -72,10 +66,8 @@ struct Watch {
     last_region: u64,
     /// A command runs (integrated shell's marks, or a run in progress).
     busy: bool,
-    /// When the kernel is next asked (quiet output, settling, heartbeat).
+    /// When the kernel is next asked (quiet output, heartbeat).
     look_at: Option<Instant>,
-    /// The settling step after a foreground exit, while settling.
-    settling: Option<usize>,
     /// The foreground process whose exit is awaited.
     foreground: Option<u32>,
     /// The last wait told: the foreground process and the output's end.
@@ -103,7 +95,6 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
         last_region: first.shells.regions.list(pane).last().map_or(0, |r| r.id),
         busy: false,
         look_at: None,
-        settling: None,
         foreground: None,
         told: None,
         bells: BellScanner::default(),
@@ -164,13 +155,13 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
                 }
             }
             () = &mut exit => {
-                // The foreground process exited: settle, then look.
+                // The foreground process exited and the terminal settled:
+                // look now.
                 exit.set(foreground_exit(None));
                 w.foreground = None;
-                w.settling = Some(0);
-                w.look_at = Some(Instant::now() + Duration::from_millis(SETTLE[0]));
+                w.look_at = Some(Instant::now());
             }
-            // A true timer: the next debounce, settling step, heartbeat or
+            // A true timer: the next debounce, heartbeat or
             // exit-status grace (see the constants).
             () = sleep_until(wake), if wake.is_some() => {
                 let Some(conn) = conn.upgrade() else { return };
@@ -187,8 +178,8 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
                 }
                 if w.look_at.is_some_and(|at| at <= now) {
                     w.look_at = None;
-                    if let Some(fg) = w.look(&conn, &po).await {
-                        exit.set(foreground_exit(Some(fg)));
+                    if let Some(awaited) = w.look(&conn, &po).await {
+                        exit.set(foreground_exit(Some(awaited)));
                     }
                 }
             }
@@ -203,10 +194,11 @@ async fn sleep_until(at: Option<Instant>) {
     }
 }
 
-/// Completes when process `pid` exits (never for `None`).
-async fn foreground_exit(pid: Option<u32>) {
-    match pid {
-        Some(pid) => probe::exited(pid).await,
+/// Completes when the foreground process exits and the terminal settles
+/// (`(foreground, pane's first process, terminal)`; never for `None`).
+async fn foreground_exit(awaited: Option<(u32, u32, PathBuf)>) {
+    match awaited {
+        Some((fg, pid, tty)) => probe::foreground_exited(fg, pid, &tty).await,
         None => std::future::pending().await,
     }
 }
@@ -254,11 +246,9 @@ impl Watch {
             // Output: a wait told before is over, and the program may
             // be about to read.
             self.told = None;
-            self.settling = None;
             self.look_at = Some(Instant::now() + QUIET);
         } else {
             self.look_at = None;
-            self.settling = None;
         }
     }
 
@@ -314,30 +304,18 @@ impl Watch {
 
     /// Asks the kernel whether the running command reads the terminal, and
     /// logs it when it newly does. Returns a foreground process to await
-    /// the exit of.
-    async fn look(&mut self, conn: &Arc<Conn>, po: &PaneOutput) -> Option<u32> {
+    /// the exit of (with the pane's first process and terminal).
+    async fn look(&mut self, conn: &Arc<Conn>, po: &PaneOutput) -> Option<(u32, u32, PathBuf)> {
         if !self.busy {
             return None;
         }
         let (pid, tty) = self.place(conn).await?;
         let evidence = probe::probe(pid, &tty);
+        self.look_at = Some(Instant::now() + HEARTBEAT);
         if evidence.reading_terminal == Some(true) {
-            self.settling = None;
-            self.look_at = Some(Instant::now() + HEARTBEAT);
             self.reading(conn, po, evidence).await;
             return None;
         }
-        match self.settling {
-            // Still settling after an exit and the terminal's process is
-            // not blocked yet: look again after the next pause.
-            Some(step) if step + 1 < SETTLE.len() && !blocked(evidence.foreground) => {
-                self.settling = Some(step + 1);
-                self.look_at = Some(Instant::now() + Duration::from_millis(SETTLE[step + 1]));
-                return None;
-            }
-            _ => self.settling = None,
-        }
-        self.look_at = Some(Instant::now() + HEARTBEAT);
         // Another program runs in the foreground: its exit is the next
         // moment the shell may read.
         let fg = evidence.foreground.filter(|fg| *fg != pid)?;
@@ -345,7 +323,7 @@ impl Watch {
             return None;
         }
         self.foreground = Some(fg);
-        Some(fg)
+        Some((fg, pid, tty))
     }
 
     /// The running command reads the terminal: logs it once, unless more
@@ -409,12 +387,6 @@ impl Watch {
         }
         self.place.clone().flatten()
     }
-}
-
-/// Whether process `pid` sleeps (blocked in the kernel), so that settling
-/// is over.
-fn blocked(pid: Option<u32>) -> bool {
-    pid.is_some_and(probe::sleeping)
 }
 
 /// A region's command line as the shell echoed it (unmasked).
