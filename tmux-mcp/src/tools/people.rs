@@ -107,10 +107,10 @@ impl TmuxMcp {
         // shell marks the command's start.
         if !conn.unsubmitted(pane)
             && let Some(slot) = conn.shells.get(&conn.tmux, po).await
-            && !slot
+            && slot
                 .tracker
                 .input_start()
-                .is_some_and(|start| conn.last_input(pane).is_some_and(|at| at >= start))
+                .is_none_or(|start| conn.last_input(pane).is_none_or(|at| at < start))
             && presence::holds_a_line(po, &slot)
         {
             return Err(ToolError::human_typing(
