@@ -312,3 +312,17 @@ async def test_a_run_sees_a_read_after_a_sleep_when_the_sleep_exits(tmux_mcp: Tm
             await call(session, "send_text", target=pane, text="y", enter=True)
             done = await call(session, "run", run_id=waiting["run_id"], timeout_secs=10)
             assert done["status"] == "completed", done
+
+
+async def test_a_wrapped_run_left_running_is_told_when_it_ends(tmux_mcp: TmuxMcp) -> None:
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session() as (session, _):
+            # A shell without integration: run types its wrapped form.
+            pane = (await call(session, "create_terminal", name="plain", command="bash --norc --noprofile"))["pane"]
+            left = await call(session, "run", target=pane, command="sleep 0.3; (exit 4)", timeout_secs=0.1)
+            assert (left["status"], left["mode"]) == ("running", "wrapped"), left
+            waited = await call(session, "wait_for_attention", kinds=["command_finished"], timeout_secs=10)
+            event = waited["events"][0]
+            assert (event["pane"], event["run_id"], event["exit_status"]) == (pane, left["run_id"], 4), event
+            resumed = await call(session, "run", run_id=left["run_id"], timeout_secs=5)
+            assert (resumed["status"], resumed["exit_status"]) == ("completed", 4), resumed

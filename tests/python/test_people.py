@@ -240,3 +240,48 @@ async def test_what_a_person_ran_is_told_once_in_the_next_reply(tmux_mcp: TmuxMc
                 by = {r["command"]: (r.get("by_person", False), r.get("typed_by")) for r in listed["regions"]}
                 assert by["false"] == (True, None) and by["true"] == (True, None), by
                 assert by["echo from-agent"][0] is False and by["echo from-agent"][1], by
+
+
+async def test_over_person_types_over_a_line_and_is_audited(tmux_mcp: TmuxMcp) -> None:
+    """`over_person: true`: the call's explicit override, named in the
+    reply and kept in the audit log."""
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session("--audit-log", str(tmux_mcp.audit), env={"SHELL": shell_path("bash")}) as (session, _):
+            pane, ready = await terminal_at_prompt(session, "overridden")
+            with attached(tmux_mcp, "overridden", b"\x1b[") as person:
+                person.type("echo left-")
+                await call(session, "wait_for_output", target=pane, pattern="left-", literal=True, cursor=ready["cursor"], timeout_secs=20)
+                refused_for_a_person(await session.call_tool("send_text", {"target": pane, "text": "by-agent"}))
+                sent = await call(session, "send_text", target=pane, text="by-agent", over_person=True)
+                assert sent["sharing"]["typed_over_person"].startswith("/dev/"), sent
+                await call(session, "wait_for_output", target=pane, pattern="by-agent", literal=True, cursor=sent["cursor"], timeout_secs=20)
+                assert screen(tmux_mcp, pane).rstrip().endswith("echo left-by-agent"), screen(tmux_mcp, pane)
+    audited = [r for r in tmux_mcp.audit_records() if r["tool"] == "send_text"]
+    assert any((r.get("arguments") or {}).get("over_person") is True for r in audited), audited
+
+
+async def test_human_input_wait_types_once_the_person_is_done(tmux_mcp: TmuxMcp) -> None:
+    """`--human-input wait`: the agent's run waits while the person's line
+    is on the prompt, and runs once they submit it."""
+    with anyio.fail_after(LIMIT):
+        async with tmux_mcp.session("--human-input", "wait", env={"SHELL": shell_path("bash")}) as (session, _):
+            pane, ready = await terminal_at_prompt(session, "waited")
+            with attached(tmux_mcp, "waited", b"\x1b[") as person:
+                person.type("echo by-the-person")
+                await call(session, "wait_for_output", target=pane, pattern="by-the-person", literal=True, cursor=ready["cursor"], timeout_secs=20)
+                async with anyio.create_task_group() as tasks:
+                    results: dict = {}
+
+                    async def agent() -> None:
+                        results["run"] = await call(session, "run", target=pane, command="echo by-the-agent", timeout_secs=30)
+
+                    tasks.start_soon(agent)
+                    # The person finishes their line while the run waits.
+                    await anyio.sleep(0.5)  # A true timer: let the run reach its check first.
+                    assert "run" not in results, results
+                    person.type("\r")
+            done = results["run"]
+            assert (done["status"], done["output"]) == ("completed", "by-the-agent\n"), done
+            assert done["sharing"]["waited_for_person_ms"] > 0, done
+            shown = screen(tmux_mcp, pane)
+            assert "by-the-person" in shown and "echo by-the-personecho" not in shown, shown

@@ -29,6 +29,10 @@ pub enum HumanInput {
     /// holds a command line tmux-mcp did not type; answer `human_typing`.
     #[default]
     Refuse,
+    /// Wait (within the call's time limit) until the person is done: no
+    /// key for 3 seconds and no line of theirs left on the prompt; then
+    /// type, or answer `human_typing` if they are not done in time.
+    Wait,
     /// Type anyway (the person's line and the agent's input are joined).
     Allow,
 }
@@ -224,7 +228,8 @@ pub struct Cli {
     /// What run, send_text and paste_text do when a person is typing into
     /// the pane (a key from a human tmux client in the last 3 seconds) or
     /// its shell holds a command line tmux-mcp did not type: refuse (type
-    /// nothing, answer human_typing) or allow (type anyway).
+    /// nothing, answer human_typing), wait (until the person is done,
+    /// within the call's time limit) or allow (type anyway).
     #[arg(long, global = true, value_enum, default_value_t = HumanInput::Refuse, env = "TMUX_MCP_HUMAN_INPUT")]
     pub human_input: HumanInput,
 

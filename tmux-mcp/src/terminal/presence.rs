@@ -42,6 +42,31 @@ pub(crate) struct People {
     /// The client among them whose keys go to this terminal and that sent a key within the last 3 seconds: a person is typing here.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub typing: Option<String>,
+    /// Each watching client: since when it is attached, and when it last sent a key (tmux keeps both in whole seconds).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<Watcher>,
+    /// For how many more seconds the typing client counts as typing.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub typing_for: Option<u64>,
+}
+
+/// One person's client that shows a terminal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub(crate) struct Watcher {
+    /// The client's name (its terminal).
+    pub client: String,
+    /// When it attached (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub attached_at: Option<String>,
+    /// When it last sent a key (RFC 3339, UTC); absent when it sent none since it attached.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_key_at: Option<String>,
+}
+
+/// A time tmux gives in seconds since the epoch, as RFC 3339.
+fn at(seconds: u64) -> String {
+    crate::text::rfc3339(UNIX_EPOCH + std::time::Duration::from_secs(seconds))
 }
 
 /// Who is at `pane` (in `window`) now, from `clients` (a `list-clients`
@@ -54,12 +79,18 @@ fn people_of(clients: &[ClientInfo], pane: PaneId, window: WindowId, now: u64) -
             continue;
         }
         people.watching.push(c.name.clone());
+        people.clients.push(Watcher {
+            client: c.name.clone(),
+            attached_at: c.created.map(at),
+            last_key_at: c.activity.filter(|a| c.created != Some(*a)).map(at),
+        });
         let keys_here = c.pane == Some(pane);
         let recent = c
             .activity
             .is_some_and(|at| at + TYPING_SECS > now && c.created != Some(at));
         if keys_here && recent && people.typing.is_none() {
             people.typing = Some(c.name.clone());
+            people.typing_for = c.activity.map(|at| (at + TYPING_SECS).saturating_sub(now));
         }
     }
     people

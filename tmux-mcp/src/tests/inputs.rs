@@ -283,6 +283,7 @@ async fn nul_is_typed_as_a_byte_and_refused_where_no_argument_can_hold_it() {
             enter: true,
             bracketed: None,
             force: false,
+            over_person: false,
         }))
         .await
         .unwrap_err()
@@ -343,6 +344,7 @@ async fn nul_is_typed_as_a_byte_and_refused_where_no_argument_can_hold_it() {
             text: "a\0b\n\x04".into(),
             enter: false,
             force: false,
+            over_person: false,
         }))
         .await);
     assert_eq!(sent.bytes, 5);

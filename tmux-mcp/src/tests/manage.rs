@@ -53,6 +53,7 @@ async fn manage_respawn_paste_options_and_environment() {
             text: "x".into(),
             enter: false,
             force: false,
+            over_person: false,
         }))
         .await
         .unwrap_err();
@@ -93,6 +94,7 @@ async fn manage_respawn_paste_options_and_environment() {
             enter: true,
             bracketed: None,
             force: false,
+            over_person: false,
         }))
         .await);
     let w = ok(f

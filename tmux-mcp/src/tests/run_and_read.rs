@@ -265,6 +265,7 @@ async fn long_runs_resume_and_waits_time_out_with_a_cursor() {
             text: "echo ma''rker".into(),
             enter: true,
             force: false,
+            over_person: false,
         }))
         .await);
     let w = ok(f

@@ -50,6 +50,7 @@ async fn teardown_refuses_the_callers_own_terminal_and_the_home_session() {
             text: "x".into(),
             enter: false,
             force: false,
+            over_person: false,
         }))
         .await
         .unwrap_err();

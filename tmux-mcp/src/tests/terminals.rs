@@ -32,6 +32,7 @@ async fn copy_mode_is_refused_unless_forced_and_keys_are_named() {
             text: "ls".into(),
             enter: false,
             force: false,
+            over_person: false,
         }))
         .await
         .unwrap_err();

@@ -77,29 +77,100 @@ impl PeopleNews {
     }
 }
 
+/// What the last check before typing found (see [`TmuxMcp::check_people`]).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Checked {
+    /// The people's clients that watch the pane.
+    pub(crate) watching: Vec<String>,
+    /// How long the call waited for a person to finish (`--human-input
+    /// wait`), when it did.
+    pub(crate) waited_ms: Option<u64>,
+    /// The person's client typed over (`over_person: true`, or
+    /// `--human-input allow`, while a person was in the way).
+    pub(crate) typed_over: Option<String>,
+}
+
 impl TmuxMcp {
     /// Who is at `pane` (in `window`) now; refuses (`what` failed with
-    /// `human_typing`) when typing there would collide with a person.
+    /// `human_typing`) when typing there would collide with a person. With
+    /// `--human-input wait` it first waits, at most `limit`, until the
+    /// person is done; `over_person` (the call's explicit override) or
+    /// `--human-input allow` types anyway, and the reply says over whom.
     pub(crate) async fn check_people(
         &self,
         conn: &Conn,
         po: &PaneOutput,
-        pane: PaneId,
-        window: WindowId,
+        (pane, window): (PaneId, WindowId),
         what: &str,
-    ) -> Result<People, ToolError> {
-        let people = presence::people(&conn.tmux, &conn.humans, pane, window).await;
-        if self.inner.config.human_input == HumanInput::Allow {
-            return Ok(people);
+        over_person: bool,
+        limit: std::time::Duration,
+    ) -> Result<Checked, ToolError> {
+        let policy = if over_person {
+            HumanInput::Allow
+        } else {
+            self.inner.config.human_input
+        };
+        let started = std::time::Instant::now();
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let people = presence::people(&conn.tmux, &conn.humans, pane, window).await;
+            let in_the_way = self.person_in_the_way(conn, po, pane, &people, what).await;
+            let Some((refusal, client, typing_until)) = in_the_way else {
+                let waited = started.elapsed();
+                return Ok(Checked {
+                    watching: people.watching,
+                    waited_ms: (policy == HumanInput::Wait && waited.as_millis() > 0)
+                        .then(|| u64::try_from(waited.as_millis()).unwrap_or(u64::MAX)),
+                    typed_over: None,
+                });
+            };
+            match policy {
+                HumanInput::Allow => {
+                    return Ok(Checked {
+                        watching: people.watching,
+                        waited_ms: None,
+                        typed_over: client.or_else(|| Some("a person's line".to_owned())),
+                    });
+                }
+                HumanInput::Refuse => return Err(refusal),
+                HumanInput::Wait if tokio::time::Instant::now() >= deadline => return Err(refusal),
+                HumanInput::Wait => {}
+            }
+            // Wait for the pane's next output (the person types on,
+            // submits or clears the line) or the end of the typing window
+            // tmux's whole-second key time allows (a true timer: that
+            // window's end), at most until the deadline.
+            let mut more = po.stream_from(po.end_offset());
+            let wake = typing_until.map_or(deadline, |until| until.min(deadline));
+            tokio::select! {
+                _ = more.next() => {}
+                () = tokio::time::sleep_until(wake) => {}
+            }
         }
+    }
+
+    /// Whether a person is in the way of typing into `pane`: the refusal,
+    /// the person's client when known, and, for a person typing, when the
+    /// typing window ends.
+    async fn person_in_the_way(
+        &self,
+        conn: &Conn,
+        po: &PaneOutput,
+        pane: PaneId,
+        people: &People,
+        what: &str,
+    ) -> Option<(ToolError, Option<String>, Option<tokio::time::Instant>)> {
         if let Some(client) = &people.typing {
-            return Err(ToolError::human_typing(
+            let refusal = ToolError::human_typing(
                 what,
                 &format!(
                     "a person is typing into this terminal (tmux client {client} sent a key within the last {TYPING_SECS} seconds)"
                 ),
                 Some(client),
-            ));
+            );
+            let left = people.typing_for.unwrap_or(TYPING_SECS);
+            let until = tokio::time::Instant::now() + std::time::Duration::from_secs(left);
+            return Some((refusal, Some(client.clone()), Some(until)));
         }
         // Text this server typed and left unsubmitted is its own line
         // (`run` refuses it by itself; the input tools add to it); so is a
@@ -113,13 +184,15 @@ impl TmuxMcp {
                 .is_none_or(|start| conn.last_input(pane).is_none_or(|at| at < start))
             && presence::holds_a_line(po, &slot)
         {
-            return Err(ToolError::human_typing(
+            let client = people.watching.first().cloned();
+            let refusal = ToolError::human_typing(
                 what,
                 "the shell's command line holds text this server did not type (a person's unfinished command)",
-                people.watching.first().map(String::as_str),
-            ));
+                client.as_deref(),
+            );
+            return Some((refusal, client, None));
         }
-        Ok(people)
+        None
     }
 }
 

@@ -42,16 +42,30 @@ pub(crate) struct Sharing {
     /// People's tmux clients that showed this terminal when this call typed (a person watching, not typing: typing into a terminal a person types into is refused with human_typing).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub watched_by: Vec<String>,
+    /// How long this call waited for a person to finish typing before it typed (server policy --human-input wait).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waited_for_person_ms: Option<u64>,
+    /// This call typed although a person was typing or had a line on the prompt (over_person: true, or --human-input allow): the tmux client, or "a person's line".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub typed_over_person: Option<String>,
 }
 
 impl Sharing {
-    /// `sharing`, with the people's clients `watching` the pane.
-    pub(crate) fn with_watchers(sharing: Option<Self>, watching: Vec<String>) -> Option<Self> {
-        if watching.is_empty() {
+    /// `sharing`, with the people's clients `watching` the pane, how long
+    /// the call `waited` for a person, and whom it `typed_over`.
+    pub(crate) fn with_people(
+        sharing: Option<Self>,
+        watching: Vec<String>,
+        waited: Option<u64>,
+        typed_over: Option<String>,
+    ) -> Option<Self> {
+        if watching.is_empty() && waited.is_none() && typed_over.is_none() {
             return sharing;
         }
         let mut sharing = sharing.unwrap_or_default();
         sharing.watched_by = watching;
+        sharing.waited_for_person_ms = waited;
+        sharing.typed_over_person = typed_over;
         Some(sharing)
     }
 
@@ -75,6 +89,16 @@ impl Sharing {
             out.push_str(&format!(
                 " A person watches this terminal (tmux client {}).",
                 s.watched_by.join(", ")
+            ));
+        }
+        if let Some(ms) = s.waited_for_person_ms {
+            out.push_str(&format!(
+                " It waited {ms} ms for a person to finish typing."
+            ));
+        }
+        if let Some(whom) = &s.typed_over_person {
+            out.push_str(&format!(
+                " It typed over a person at the terminal ({whom}): their line and this input are joined."
             ));
         }
         out
@@ -161,7 +185,7 @@ impl PaneActors {
             waited_for: waited_for.map(|w| w.to_string()),
             last_other_actor: last_other.as_ref().map(|(who, _)| who.to_string()),
             last_other_at: last_other.map(|(_, at)| rfc3339(at)),
-            watched_by: Vec::new(),
+            ..Sharing::default()
         });
         drop(record);
         Turn {

@@ -23,7 +23,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use tmux_control::command::DisplayMessage;
-use tmux_control::shell::ShellPhase;
+use tmux_control::shell::{ShellEvent, ShellPhase, ShellTracker};
 use tmux_control::{PaneChunk, PaneEnd, PaneId, PaneOutput};
 use tokio::time::Instant;
 
@@ -238,6 +238,7 @@ impl Watch {
         if self.regions(conn, po) {
             self.typing_told = None;
         }
+        conn.wrapped_ended(po);
         self.busy = phase == Some(ShellPhase::Running) || conn.run_in_progress(self.pane);
         if phase.is_some() && !self.busy {
             self.typing(conn, offset).await;
@@ -389,6 +390,35 @@ impl Watch {
     }
 }
 
+/// Feeds `tracker` the pane's output from where it stopped to the end;
+/// the end of the command typed at `typed_at`, if it came.
+fn catch_up(tracker: &mut ShellTracker, po: &PaneOutput, typed_at: u64) -> Option<Ended> {
+    loop {
+        let from = tracker.resume_offset();
+        let (at, bytes) = po.read_from(from, 1 << 20);
+        if at > from {
+            // The log no longer holds those bytes.
+            tracker.skip_to(at);
+        }
+        if bytes.is_empty() {
+            return None;
+        }
+        for event in tracker.feed(at, &bytes) {
+            if let ShellEvent::Finished(f) = event
+                && f.end > typed_at
+            {
+                return Some(Ended {
+                    output_start: f.output_start,
+                    output_end: f.output_end,
+                    end: f.end,
+                    status: f.status,
+                    pipestatus: f.pipestatus,
+                });
+            }
+        }
+    }
+}
+
 /// A region's command line as the shell echoed it (unmasked).
 fn echoed(po: &PaneOutput, region: &Region) -> Option<String> {
     let (from, to) = region.input?;
@@ -411,6 +441,47 @@ impl Conn {
             .unwrap_or_else(|e| e.into_inner())
             .values()
             .any(|r| r.pane == pane && r.ended.is_none() && r.abandoned.is_none())
+    }
+
+    /// Reads the end marks of the wrapped runs in `po`'s pane that no call
+    /// waits for (each run's own tracker, brought up to date with the
+    /// pane's output): an end is kept for the call that resumes the run,
+    /// and logged as `command_finished`.
+    fn wrapped_ended(&self, po: &PaneOutput) {
+        let pane = po.pane();
+        let mut finished = Vec::new();
+        {
+            let mut runs = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+            let waiting = runs.iter_mut().filter(|(_, r)| {
+                r.pane == pane
+                    && r.shell.is_none()
+                    && r.ended.is_none()
+                    && r.abandoned.is_none()
+                    && r.waiters == 0
+            });
+            for (id, run) in waiting {
+                run.tracker.typed(run.typed_at);
+                if let Some(end) = catch_up(&mut run.tracker, po, run.typed_at) {
+                    finished.push((id.clone(), run.command.clone(), end.clone()));
+                    run.ended = Some(end);
+                }
+            }
+        }
+        for (run_id, command, end) in finished {
+            self.attend(
+                Some(pane),
+                Kind::CommandFinished,
+                Detail {
+                    run_id: Some(run_id),
+                    command: Some(command),
+                    exit_status: end.status,
+                    offset: Some(end.end),
+                    evidence: "the wrapped form's end marker arrived while no call waited for it"
+                        .to_owned(),
+                    ..Detail::default()
+                },
+            );
+        }
     }
 
     /// An integrated shell's command line ended: the end of a run no call

@@ -11,6 +11,7 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::terminal::actors::Sharing;
 use crate::terminal::actors::Turn;
 use crate::terminal::backend::Conn;
+use crate::tools::people::Checked;
 use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, refuse_nul, type_text};
 
 const SEND_TEXT: &str = "Type text into a pane exactly as given: any Unicode (emoji, CJK), quotes, $, backslashes, ; and #{...} arrive unchanged, and newlines arrive as newlines (each one is Enter to a shell). enter=true then presses Enter as a separate key. \
@@ -32,6 +33,9 @@ pub(crate) struct SendTextArgs {
     /// Type even if the pane is in copy mode (the mode gets the keys).
     #[serde(default)]
     pub force: bool,
+    /// Type even though a person is typing into the pane or its shell holds a line tmux-mcp did not type (the text joins theirs). Explicit, recorded in the audit log and named in the reply; only when the person asked for it.
+    #[serde(default)]
+    pub over_person: bool,
 }
 
 /// Result of `send_text` and `paste_text`.
@@ -135,6 +139,9 @@ pub(crate) struct PasteTextArgs {
     /// Paste even if the pane is in copy mode.
     #[serde(default)]
     pub force: bool,
+    /// Paste even though a person is typing into the pane or its shell holds a line tmux-mcp did not type (the text joins theirs). Explicit, recorded in the audit log and named in the reply; only when the person asked for it.
+    #[serde(default)]
+    pub over_person: bool,
 }
 
 #[tool_router(router = input_router, vis = "pub(super)")]
@@ -144,13 +151,13 @@ impl TmuxMcp {
         &self,
         Parameters(args): Parameters<SendTextArgs>,
     ) -> Result<Json<SendTextResult>, ToolError> {
-        let (conn, r, cursor, turn, watching) = self
+        let (conn, r, cursor, turn, checked) = self
             .prepare_input(
                 &args.target,
                 "Typing into",
                 &args.text,
                 args.enter,
-                args.force,
+                (args.force, args.over_person),
             )
             .await?;
         let delivery = type_text(&conn, r.pane, &args.text).await?;
@@ -167,7 +174,12 @@ impl TmuxMcp {
             delivery,
             enter: args.enter,
             cursor,
-            sharing: Sharing::with_watchers(turn.sharing(), watching),
+            sharing: Sharing::with_people(
+                turn.sharing(),
+                checked.watching,
+                checked.waited_ms,
+                checked.typed_over,
+            ),
         }))
     }
 
@@ -244,13 +256,13 @@ impl TmuxMcp {
             &args.text,
             "a tmux paste buffer cannot hold (it is set through a tmux argument)",
         )?;
-        let (conn, r, cursor, turn, watching) = self
+        let (conn, r, cursor, turn, checked) = self
             .prepare_input(
                 &args.target,
                 "Pasting into",
                 &args.text,
                 args.enter,
-                args.force,
+                (args.force, args.over_person),
             )
             .await?;
         if !args.text.is_empty() {
@@ -271,7 +283,12 @@ impl TmuxMcp {
             },
             enter: args.enter,
             cursor,
-            sharing: Sharing::with_watchers(turn.sharing(), watching),
+            sharing: Sharing::with_people(
+                turn.sharing(),
+                checked.watching,
+                checked.waited_ms,
+                checked.typed_over,
+            ),
         }))
     }
 }
@@ -289,14 +306,14 @@ impl TmuxMcp {
         verb: &str,
         text: &str,
         enter: bool,
-        force: bool,
+        (force, over_person): (bool, bool),
     ) -> Result<
         (
             std::sync::Arc<Conn>,
             tmux_control::Resolved,
             u64,
             Turn,
-            Vec<String>,
+            Checked,
         ),
         ToolError,
     > {
@@ -319,12 +336,13 @@ impl TmuxMcp {
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         check_typable(&row, force, &what)?;
-        let people = self
-            .check_people(&conn, &po, r.pane, row.window, &what)
+        let limit = self.inner.config.default_wait;
+        let checked = self
+            .check_people(&conn, &po, (r.pane, row.window), &what, over_person, limit)
             .await?;
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
         turn.typed(cursor);
-        Ok((conn, r, cursor, turn, people.watching))
+        Ok((conn, r, cursor, turn, checked))
     }
 }

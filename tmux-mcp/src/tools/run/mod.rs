@@ -90,7 +90,13 @@ impl TmuxMcp {
                     ));
                 };
                 match self
-                    .start_run(&conn, target, command, (args.force, args.integrate), limit)
+                    .start_run(
+                        &conn,
+                        target,
+                        command,
+                        (args.force, args.integrate, args.over_person),
+                        limit,
+                    )
                     .await?
                 {
                     Started::Typed(run_id, po, sharing) => {
@@ -136,7 +142,7 @@ impl TmuxMcp {
         conn: &Conn,
         target: &str,
         command: &str,
-        (force, integrate): (bool, Option<bool>),
+        (force, integrate, over_person): (bool, Option<bool>, bool),
         limit: Duration,
     ) -> Result<Started, ToolError> {
         let r = conn.resolve(target).await?;
@@ -192,12 +198,17 @@ impl TmuxMcp {
             return Ok(Started::NotReady(Box::new(result)));
         }
         // The last check before typing: never over a person.
-        let people = self
-            .check_people(conn, &po, r.pane, row.window, &what)
+        let checked = self
+            .check_people(conn, &po, (r.pane, row.window), &what, over_person, limit)
             .await?;
         match typing::type_command(conn, r.pane, po, &row, shell.is_some(), command, turn).await? {
             Started::Typed(run_id, po, sharing) => {
-                let sharing = Sharing::with_watchers(sharing, people.watching);
+                let sharing = Sharing::with_people(
+                    sharing,
+                    checked.watching,
+                    checked.waited_ms,
+                    checked.typed_over,
+                );
                 Ok(Started::Typed(run_id, po, sharing))
             }
             other => Ok(other),

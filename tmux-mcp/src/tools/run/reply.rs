@@ -30,6 +30,9 @@ pub(crate) struct RunArgs {
     /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
     #[serde(default)]
     pub force: bool,
+    /// Type the command even though a person is typing into the pane or its shell holds a line tmux-mcp did not type (the command joins their line). Explicit, recorded in the audit log and named in the reply; only when the person asked for it.
+    #[serde(default)]
+    pub over_person: bool,
     /// Load shell integration into the pane's shell first, if it is bash, zsh or fish running without it (a terminal created with a command, or by someone else). The line that loads it is typed once and stays on the screen. Default: the server's --integrate-existing (off unless set); false never loads it.
     #[serde(default)]
     pub integrate: Option<bool>,
