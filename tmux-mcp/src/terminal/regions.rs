@@ -86,16 +86,21 @@ impl Regions {
         self.changed.subscribe()
     }
 
-    /// Adds what `run` knows to the region that ended at `end`.
-    pub(crate) fn annotate(&self, pane: PaneId, end: u64, command: &str, duration_ms: u64) {
-        let Some(terminal) = self.terminals.get(pane) else {
-            return;
-        };
+    /// Adds what `run` knows to the region that ended at `end`; returns
+    /// the region as it is now.
+    pub(crate) fn annotate(
+        &self,
+        pane: PaneId,
+        end: u64,
+        command: &str,
+        duration_ms: u64,
+    ) -> Option<Region> {
+        let terminal = self.terminals.get(pane)?;
         let mut regions = lock(&terminal.regions);
-        if let Some(r) = regions.1.iter_mut().rev().find(|r| r.end == end) {
-            r.command = Some(command.to_owned());
-            r.duration_ms = Some(duration_ms);
-        }
+        let r = regions.1.iter_mut().rev().find(|r| r.end == end)?;
+        r.command = Some(command.to_owned());
+        r.duration_ms = Some(duration_ms);
+        Some(r.clone())
     }
 
     /// The pane's regions, oldest first.

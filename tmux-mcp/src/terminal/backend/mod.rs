@@ -218,6 +218,21 @@ impl Backend {
                         conn.forget(pane);
                     }
                 }));
+                // Output the durable log missed is an attention event.
+                let weak = Arc::downgrade(&conn);
+                conn.journals.when_missed(Box::new(move |pane, from, bytes| {
+                    if let Some(conn) = weak.upgrade() {
+                        conn.attend(
+                            Some(pane),
+                            crate::terminal::attention::Kind::OutputLost,
+                            crate::terminal::attention::Detail {
+                                offset: Some(from),
+                                evidence: format!("{bytes} bytes of output were evicted from the in-memory log before the durable log recorded them"),
+                                ..Default::default()
+                            },
+                        );
+                    }
+                }));
                 *slot = Some(conn.clone());
                 self.generation.send_modify(|g| *g += 1);
                 Ok(conn)

@@ -126,11 +126,14 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
                     Some(PaneChunk::Output { offset, data }) => {
                         w.output(&conn, &po, offset, &data).await;
                     }
-                    Some(PaneChunk::Missed { from, to }) => conn.attend(Some(pane), Kind::OutputLost, Detail {
-                        offset: Some(from),
-                        evidence: format!("{} bytes of output were evicted from the in-memory log before they were recorded", to - from),
-                        ..Detail::default()
-                    }),
+                    // This watch fell behind the in-memory log (a flood):
+                    // nothing is lost by that (the durable log says when it
+                    // misses output), and the shell's marks are read from
+                    // the log; go on from its end.
+                    Some(PaneChunk::Missed { .. }) => {
+                        let _ = stream.skip_to_end();
+                        w.bells = BellScanner::default();
+                    }
                     Some(PaneChunk::Lost { at }) => conn.attend(Some(pane), Kind::OutputLost, Detail {
                         offset: Some(at),
                         evidence: "tmux discarded some output while the pane was paused (flow control)".to_owned(),

@@ -38,7 +38,7 @@ fn is_text(k: &str) -> bool {
 }
 
 /// A region as written to the log: what a restarted server shows of it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(super) struct StoredRegion {
     pub(super) id: u64,
     pub(super) s: u32,

@@ -33,10 +33,18 @@ pub(crate) struct Journals {
     gone: std::sync::OnceLock<GoneHook>,
     /// How many gone panes were forgotten so far.
     forgotten: tokio::sync::watch::Sender<u64>,
+    /// Called with a pane and how many bytes its log missed, when the
+    /// in-memory log evicted output before the durable log recorded it
+    /// ([`Journals::when_missed`]).
+    missed: std::sync::OnceLock<MissedHook>,
 }
 
 /// What [`Journals::when_gone`] sets.
 type GoneHook = Box<dyn Fn(PaneId) + Send + Sync>;
+
+/// What [`Journals::when_missed`] sets: the pane, the first offset missed
+/// and the number of bytes.
+type MissedHook = Box<dyn Fn(PaneId, u64, u64) + Send + Sync>;
 
 impl Journals {
     /// Logs under `root` (`STATE_DIR/logs`), each bounded to `max_bytes` on
@@ -57,7 +65,14 @@ impl Journals {
             terminals,
             gone: std::sync::OnceLock::new(),
             forgotten: tokio::sync::watch::Sender::new(0),
+            missed: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Has `hook` called each time a pane's durable log misses output (the
+    /// in-memory log evicted it first). Set once.
+    pub(crate) fn when_missed(&self, hook: MissedHook) {
+        let _ = self.missed.set(hook);
     }
 
     /// Has `hook` called with each pane once it is gone and its log is
@@ -199,10 +214,15 @@ async fn feed(
                     journal.resize_from(&po);
                     journal.feed(offset, &data);
                 }
-                Some(PaneChunk::Missed { from, to }) => journal.gap(
-                    to,
-                    format!("[{} bytes of output not recorded here: the in-memory log evicted them first]", to - from),
-                ),
+                Some(PaneChunk::Missed { from, to }) => {
+                    journal.gap(
+                        to,
+                        format!("[{} bytes of output not recorded here: the in-memory log evicted them first]", to - from),
+                    );
+                    if let Some(hook) = journals.missed.get() {
+                        hook(pane, from, to - from);
+                    }
+                }
                 Some(PaneChunk::Lost { at }) => journal.gap(
                     at,
                     "[output lost here: tmux discarded some while the pane was paused]".to_owned(),

@@ -243,7 +243,6 @@ impl Journal {
     /// Writes the regions whose output is cooked and not yet written.
     fn write_regions(&self, regions: Vec<Region>, po: &PaneOutput) -> bool {
         let mut inner = self.lock();
-        let session = inner.session;
         for r in regions {
             if r.recovered || r.id <= inner.last_id {
                 continue;
@@ -252,26 +251,7 @@ impl Journal {
                 // Its output is not cooked yet: written after a later feed.
                 return true;
             }
-            let command = r.command.clone().or_else(|| {
-                let (from, to) = r.input?;
-                let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
-                (at == from).then(|| cook(&raw, pane_size(po)).trim().to_owned())
-            });
-            let (lines, dropped) = region_span(&inner, &r);
-            let stored = StoredRegion {
-                dropped,
-                id: r.id,
-                s: session,
-                command,
-                cwd: r.cwd.clone(),
-                status: r.status,
-                pipestatus: r.pipestatus.clone(),
-                duration_ms: r.duration_ms,
-                integrated: r.integrated,
-                lines,
-                output_bytes: r.output_end - r.output_start,
-                end: r.end,
-            };
+            let stored = stored_region(&inner, &r, po);
             inner.write(&Record::Region(stored.clone()));
             inner.last_id = r.id;
             inner.written.push_back(stored);
@@ -280,6 +260,25 @@ impl Journal {
             }
         }
         false
+    }
+
+    /// Writes region `r` again when it was written before `run` added what
+    /// it knows (its command as given, its duration): the later record of
+    /// an id is the one read back.
+    pub(crate) fn rewrite_region(&self, r: &Region, po: &PaneOutput) {
+        let mut inner = self.lock();
+        if r.recovered || r.id > inner.last_id {
+            return;
+        }
+        let stored = stored_region(&inner, r, po);
+        let Some(at) = inner.written.iter().position(|w| w.id == r.id) else {
+            return;
+        };
+        if inner.written[at] == stored {
+            return;
+        }
+        inner.write(&Record::Region(stored.clone()));
+        inner.written[at] = stored;
     }
 
     /// The id of the last region written.
@@ -403,6 +402,31 @@ fn region_lines(inner: &Inner, r: &Region) -> Option<(u64, u64)> {
 /// The first and last log lines of a region's output, for writing it,
 /// and how many bytes at its start the log had already dropped (in no line
 /// it holds): then the first line is the first one after them.
+/// What the log stores of region `r` (its command line as `run` gave it,
+/// else as the shell echoed it).
+fn stored_region(inner: &Inner, r: &Region, po: &PaneOutput) -> StoredRegion {
+    let command = r.command.clone().or_else(|| {
+        let (from, to) = r.input?;
+        let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
+        (at == from).then(|| cook(&raw, pane_size(po)).trim().to_owned())
+    });
+    let (lines, dropped) = region_span(inner, r);
+    StoredRegion {
+        dropped,
+        id: r.id,
+        s: inner.session,
+        command,
+        cwd: r.cwd.clone(),
+        status: r.status,
+        pipestatus: r.pipestatus.clone(),
+        duration_ms: r.duration_ms,
+        integrated: r.integrated,
+        lines,
+        output_bytes: r.output_end - r.output_start,
+        end: r.end,
+    }
+}
+
 fn region_span(inner: &Inner, r: &Region) -> (Option<(u64, u64)>, u64) {
     let total = r.output_end.saturating_sub(r.output_start);
     if total == 0 {

@@ -372,9 +372,16 @@ async fn completed(
 async fn record_region(conn: &Conn, po: &PaneOutput, state: &RunState, f: &Ended, elapsed_ms: u64) {
     if state.shell.is_some() {
         let _ = conn.shells.get(&conn.tmux, po).await;
-        conn.shells
-            .regions
-            .annotate(state.pane, f.end, &state.command, elapsed_ms);
+        // The region may be on disk already (the attention watch records
+        // regions as their marks arrive): what run adds is written too.
+        if let Some(region) =
+            conn.shells
+                .regions
+                .annotate(state.pane, f.end, &state.command, elapsed_ms)
+            && let Some(journal) = conn.journals.get(state.pane)
+        {
+            journal.rewrite_region(&region, po);
+        }
     } else {
         conn.shells.regions.record(
             state.pane,
