@@ -27,10 +27,16 @@ impl TmuxMcp {
             + Self::execute_router()
             + Self::run_router()
             + Self::teardown_router();
+        // Every result may carry the attention events not told yet.
+        let attention = Self::attention_schema();
         for route in router.map.values_mut() {
             schema::standardise(Arc::make_mut(&mut route.attr.input_schema));
             if let Some(output) = route.attr.output_schema.as_mut() {
-                schema::standardise(Arc::make_mut(output));
+                let output = Arc::make_mut(output);
+                if let Some(serde_json::Value::Object(properties)) = output.get_mut("properties") {
+                    properties.insert("attention".to_owned(), attention.clone());
+                }
+                schema::standardise(output);
             }
             crate::mcp::tasks::declare(&mut route.attr);
         }

@@ -107,6 +107,8 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
     drop(first);
     let mut stream = po.stream_from(po.end_offset());
     let mut states = po.state_changes();
+    // The state stream ends with the output; not polled again after.
+    let mut states_open = true;
     let mut exit = Box::pin(foreground_exit(None));
     loop {
         let wake = [w.look_at, w.exit_due].into_iter().flatten().min();
@@ -124,6 +126,9 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
                         return;
                     }
                     Some(PaneChunk::Output { offset, data }) => {
+                        // Calls that wait on this output were woken with
+                        // this watch: they go first (the watch only logs).
+                        tokio::task::yield_now().await;
                         w.output(&conn, &po, offset, &data).await;
                     }
                     // This watch fell behind the in-memory log (a flood):
@@ -142,8 +147,11 @@ async fn watch(conn: Weak<Conn>, po: PaneOutput) {
                     Some(_) => {}
                 }
             }
-            state = states.next() => {
-                let Some(state) = state else { continue };
+            state = states.next(), if states_open => {
+                let Some(state) = state else {
+                    states_open = false;
+                    continue;
+                };
                 if state.dead && !w.exit_told {
                     if state.exit_status.is_some() {
                         w.exit_due = Some(Instant::now());
@@ -312,6 +320,18 @@ impl Watch {
     async fn look(&mut self, conn: &Arc<Conn>, po: &PaneOutput) -> Option<(u32, u32, PathBuf)> {
         if !self.busy {
             return None;
+        }
+        // The log may hold output this watch has not read yet (the command
+        // ended, its shell back at its prompt): nothing to ask then.
+        if conn.shells.has_slot(self.pane) {
+            let phase = conn.shells.get(&conn.tmux, po).await.map(|s| s.phase());
+            if self.regions(conn, po) {
+                self.typing_told = None;
+            }
+            if phase != Some(ShellPhase::Running) && !conn.run_in_progress(self.pane) {
+                self.busy = false;
+                return None;
+            }
         }
         let (pid, tty) = self.place(conn).await?;
         let evidence = probe::probe(pid, &tty);
