@@ -101,32 +101,46 @@ async def test_a_command_left_running_is_told_when_it_ends(tmux_mcp: TmuxMcp) ->
 
 
 async def test_events_ride_in_the_next_result_of_any_tool(tmux_mcp: TmuxMcp) -> None:
+    socket = tmux_mcp.root / "ride" / "mcp.sock"
+    server = tmux_mcp.serve_unix(socket, "--toolsets", "inspect,manage,execute,teardown")
+    server.ready()
     with anyio.fail_after(LIMIT):
-        async with tmux_mcp.session("--toolsets", "inspect,manage,execute,teardown", env=bash_env()) as (session, _):
-            pane = await terminal(session, "bells")
-            other = await terminal(session, "elsewhere")
-            # A title (OSC ended by BEL) rings no bell; a BEL does.
-            await call(session, "send_text", target=pane, text=r"printf '\033]0;title\007'; printf '\a'", enter=True)
-            waited = await call(session, "wait_for_attention", kinds=["bell"], timeout_secs=10)
-            bells = waited["events"]
-            assert [(e["kind"], e["pane"], e["count"]) for e in bells] == [("bell", pane, 1)], waited
-            # The prompt that came back after it (no call waited) was left
-            # out of the filtered wait: the next result of any tool, about
-            # any terminal, tells it, once.
-            screen = await session.call_tool("capture_screen", {"target": other})
+        async with (
+            tmux_mcp.bridge_session(socket, "agent-a") as (a, _),
+            tmux_mcp.bridge_session(socket, "agent-b") as (b, _),
+        ):
+            pane = await terminal(a, "bells")
+            other = await terminal(a, "elsewhere")
+            start = (await call(b, "wait_for_attention", timeout_secs=0.2))["cursor"]
+            # A title (OSC ended by BEL) rings no bell; a BEL does. The
+            # sleep lets send_text's reply go before the events.
+            await call(a, "send_text", target=pane, text=r"sleep 0.2; printf '\033]0;title\007'; printf '\a'", enter=True)
+            # B (its own session, its own cursor) sees both logged...
+            seen: list[dict] = []
+            cursor = start
+            while len(seen) < 2:
+                more = await call(b, "wait_for_attention", cursor=cursor, timeout_secs=10)
+                assert more["events"], more
+                seen += more["events"]
+                cursor = more["cursor"]
+            assert [(e["kind"], e["pane"]) for e in seen] == [("bell", pane), ("prompt_returned", pane)], seen
+            assert seen[0]["count"] == 1, seen
+            # ...and A's next result, of any tool about any terminal, tells
+            # A of both, once.
+            screen = await a.call_tool("capture_screen", {"target": other})
             attention = screen.structured_content["attention"]
-            kinds = [(e["kind"], e["pane"]) for e in attention["events"]]
-            assert kinds == [("prompt_returned", pane)], attention
+            assert [(e["kind"], e["pane"]) for e in attention["events"]] == [("bell", pane), ("prompt_returned", pane)], attention
             assert "Attention since your last call" in text_of(screen), text_of(screen)
-            again = await session.call_tool("capture_screen", {"target": other})
+            again = await a.call_tool("capture_screen", {"target": other})
             assert "attention" not in again.structured_content, again.structured_content
             # A program that exits (the pane stays) and a pane that goes.
-            await call(session, "send_text", target=pane, text="exit 7", enter=True)
-            exited = await call(session, "wait_for_attention", kinds=["pane_exited"], timeout_secs=10)
+            await call(a, "send_text", target=pane, text="exit 7", enter=True)
+            exited = await call(a, "wait_for_attention", kinds=["pane_exited"], timeout_secs=10)
             assert [(e["pane"], e["exit_status"]) for e in exited["events"]] == [(pane, 7)], exited
-            await call(session, "kill_pane", target=other)
-            gone = await call(session, "wait_for_attention", kinds=["pane_gone"], timeout_secs=10)
+            await call(a, "kill_pane", target=other)
+            gone = await call(a, "wait_for_attention", kinds=["pane_gone"], timeout_secs=10)
             assert [(e["kind"], e["pane"]) for e in gone["events"]] == [("pane_gone", other)], gone
+    server.kill()
 
 
 async def test_a_reconnect_with_the_last_cursor_loses_nothing_and_repeats_nothing(tmux_mcp: TmuxMcp) -> None:

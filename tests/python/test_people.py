@@ -179,10 +179,14 @@ async def test_a_person_who_only_watches_does_not_block_and_is_named(tmux_mcp: T
                 assert sent["sharing"]["watched_by"] == names, sent
                 person.read_until(b"typed-by-agent")
                 info = await call(session, "pane_info", target=pane)
-                assert info["people"] == {"watching": names}, info["people"]
+                people = info["people"]
+                assert people["watching"] == names and "typing" not in people, people
+                # Since when: the client's attach time, to the second.
+                assert [c["client"] for c in people["clients"]] == names, people
+                assert people["clients"][0]["attached_at"].endswith("Z"), people
                 listed = await call(session, "list_terminals")
                 entries = [p for s in listed["sessions"] for w in s["windows"] for p in w["panes"]]
-                assert [p.get("people") for p in entries if p["id"] == pane] == [{"watching": names}], entries
+                assert [p.get("people", {}).get("watching") for p in entries if p["id"] == pane] == [names], entries
             # Gone with the person.
             info = await call(session, "pane_info", target=pane)
             assert info["people"] == {}, info["people"]

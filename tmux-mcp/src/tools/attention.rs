@@ -174,26 +174,54 @@ impl TmuxMcp {
     }
 
     /// The events this session has not been told of, at most
-    /// [`PER_REPLY`] (leaving out those `skip` accepts: told otherwise),
-    /// now told: `None` when there are none.
-    pub(crate) fn untold_events(&self, skip: impl Fn(&Event) -> bool) -> Option<Attentions> {
+    /// [`PER_REPLY`] and within `room` bytes (their JSON and sentences),
+    /// leaving out those `skip` accepts (told otherwise); those returned
+    /// are told now, the rest stay for the next result. `None` when there
+    /// are none, or none fits.
+    pub(crate) fn untold_events(
+        &self,
+        skip: impl Fn(&Event) -> bool,
+        room: usize,
+    ) -> Option<Attentions> {
         let log = self.attention_log();
         let seen = self.seen.load(Ordering::Acquire);
         if log.last() <= seen {
             return None;
         }
-        let ahead = std::mem::take(&mut *lock(&self.told_ahead));
+        let ahead = lock(&self.told_ahead).clone();
         let read = log.read(seen, PER_REPLY, |e| !skip(e) && !ahead.contains(&e.seq));
-        self.see(read.next);
-        // Those told ahead and not passed yet stay told.
-        lock(&self.told_ahead).extend(ahead.into_iter().filter(|s| *s > read.next));
-        if read.events.is_empty() && !read.truncated {
+        // The paragraph's heading and notes, the object's other fields, and
+        // the escaping of the text.
+        let mut used: usize = 320;
+        let mut events = Vec::new();
+        for event in &read.events {
+            let shown = self.shown_event(event);
+            let cost = serde_json::to_string(&shown).map_or(usize::MAX, |j| j.len())
+                + serde_json::to_string(&shown.summary).map_or(usize::MAX, |j| j.len())
+                + 8;
+            if used.saturating_add(cost) > room {
+                break;
+            }
+            used += cost;
+            events.push(shown);
+        }
+        let all = events.len() == read.events.len();
+        // Told up to the last one shown (or, when all fit, past the ones
+        // skipped after it too).
+        let next = match (all, events.last()) {
+            (true, _) => read.next,
+            (false, Some(last)) => last.seq,
+            (false, None) => return None,
+        };
+        self.see(next);
+        lock(&self.told_ahead).retain(|s| *s > next);
+        if events.is_empty() && !read.truncated {
             return None;
         }
         Some(Attentions {
-            events: read.events.iter().map(|e| self.shown_event(e)).collect(),
-            cursor: log.cursor(read.next),
-            more: read.more,
+            events,
+            cursor: log.cursor(next),
+            more: read.more || !all,
             truncated: read.truncated,
         })
     }

@@ -216,7 +216,12 @@ impl TmuxMcp {
                     .zip(e.detail.region)
                     .is_some_and(|(p, r)| told.contains(&(p.to_string(), r)))
         };
-        let Some(attention) = self.untold_events(skip) else {
+        // Within the reply's budget: what the tool left of it, the whole
+        // result and its JSON-RPC envelope counted.
+        const ENVELOPE: usize = 64;
+        let used = serde_json::to_string(&done).map_or(usize::MAX, |t| t.len()) + ENVELOPE;
+        let room = self.inner.config.max_reply_bytes.saturating_sub(used);
+        let Some(attention) = self.untold_events(skip, room) else {
             return Ok(done.into());
         };
         done.content.push(ContentBlock::text(attention.sentence()));
