@@ -43,6 +43,35 @@ pub fn cook(raw: &[u8], size: Option<(u16, u16)>) -> String {
         .join("\n")
 }
 
+/// The command line a shell echoed between output offsets `from` and `to`
+/// (its input marks), cooked (not masked). A shell that redraws the line
+/// by moving the cursor relative to the line's start (fish: a carriage
+/// return, then forward past the prompt) is read from the start of the
+/// prompt's last line, the prompt then taken off; where that does not
+/// match (a right-hand prompt, a line the log no longer holds from its
+/// start), the echo alone is cooked. `None` when the log no longer holds
+/// the echo or it is empty.
+pub fn echoed(po: &PaneOutput, from: u64, to: u64) -> Option<String> {
+    /// How far before the echo the prompt's line start is looked for.
+    const BACK: u64 = 4096;
+    let size = pane_size(po);
+    let start = from.saturating_sub(BACK);
+    let (at, raw) = po.read_from(start, usize::try_from(to.checked_sub(start)?).ok()?);
+    let skip = usize::try_from(from.checked_sub(at)?).ok()?;
+    let (before, input) = (raw.get(..skip)?, raw.get(skip..)?);
+    let alone = cook(input, size).trim().to_owned();
+    let line = before.iter().rposition(|&b| b == b'\n').map(|i| i + 1);
+    let from_line = line.and_then(|line| {
+        let prompt = cook(&before[line..], size);
+        let prompt = prompt.trim_end();
+        let whole = cook(&raw[line..], size);
+        let command = whole.strip_prefix(prompt)?.trim();
+        (!prompt.contains('\n')).then(|| command.to_owned())
+    });
+    let command = from_line.unwrap_or(alone);
+    (!command.is_empty()).then_some(command)
+}
+
 /// One line of cooked output and where its raw bytes are.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CookedLine {

@@ -445,10 +445,7 @@ fn catch_up(tracker: &mut ShellTracker, po: &PaneOutput, typed_at: u64) -> Optio
 /// A region's command line as the shell echoed it (unmasked).
 fn echoed(po: &PaneOutput, region: &Region) -> Option<String> {
     let (from, to) = region.input?;
-    let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
-    let line = crate::text::cook(&raw, crate::text::pane_size(po));
-    let line = line.trim();
-    (at == from && !line.is_empty()).then(|| line.to_owned())
+    crate::text::echoed(po, from, to)
 }
 
 impl Conn {

@@ -51,7 +51,7 @@ use tmux_control::PaneOutput;
 
 use crate::terminal::region::Region;
 use crate::text::cooked::{Cooked, Cooker, LineKind};
-use crate::text::{cook, pane_size};
+use crate::text::pane_size;
 
 mod dirs;
 mod disk;
@@ -407,8 +407,7 @@ fn region_lines(inner: &Inner, r: &Region) -> Option<(u64, u64)> {
 fn stored_region(inner: &Inner, r: &Region, po: &PaneOutput) -> StoredRegion {
     let command = r.command.clone().or_else(|| {
         let (from, to) = r.input?;
-        let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
-        (at == from).then(|| cook(&raw, pane_size(po)).trim().to_owned())
+        crate::text::echoed(po, from, to)
     });
     let (lines, dropped) = region_span(inner, r);
     StoredRegion {

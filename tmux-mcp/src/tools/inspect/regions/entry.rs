@@ -11,7 +11,6 @@ use crate::reply::ToolError;
 use crate::terminal::journal::Journal;
 use crate::terminal::region::TypedBy;
 use crate::terminal::regions::Region;
-use crate::text::{cook, pane_size};
 
 use super::lost::output_lost;
 use super::types::RegionEntry;
@@ -37,10 +36,7 @@ impl TmuxMcp {
         };
         let command = r.command.clone().or_else(|| {
             let (from, to) = r.input?;
-            let (at, raw) = po.read_from(from, usize::try_from(to - from).ok()?);
-            (at == from)
-                .then(|| self.redact(cook(&raw, pane_size(po)).trim()))
-                .filter(|c| !c.is_empty())
+            crate::text::echoed(po, from, to).map(|c| self.redact(&c))
         });
         let output_lost = if r.recovered {
             let dropped = journal.map_or(0, |j| j.dropped_before(r.id));
