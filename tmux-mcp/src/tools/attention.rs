@@ -173,6 +173,12 @@ impl TmuxMcp {
         }
     }
 
+    /// Whether events were logged after the last one this session was
+    /// told of (one atomic read each).
+    pub(crate) fn has_untold_events(&self) -> bool {
+        self.attention_log().last() > self.seen.load(Ordering::Acquire)
+    }
+
     /// The events this session has not been told of, at most
     /// [`PER_REPLY`] and within `room` bytes (their JSON and sentences),
     /// leaving out those `skip` accepts (told otherwise); those returned
@@ -185,7 +191,7 @@ impl TmuxMcp {
     ) -> Option<Attentions> {
         let log = self.attention_log();
         let seen = self.seen.load(Ordering::Acquire);
-        if log.last() <= seen {
+        if !self.has_untold_events() {
             return None;
         }
         let ahead = lock(&self.told_ahead).clone();

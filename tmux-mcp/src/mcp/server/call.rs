@@ -191,6 +191,10 @@ impl TmuxMcp {
         let Ok(CallToolResponse::Complete(mut done)) = result else {
             return result;
         };
+        // Nothing new (most calls): no reply is measured, nothing is read.
+        if !self.has_untold_events() {
+            return Ok(done.into());
+        }
         let told: Vec<(String, u64)> = done
             .meta
             .as_ref()
