@@ -20,17 +20,16 @@
 //! # Ok(()) }
 //! ```
 
-mod channel;
 pub mod config;
 pub mod doctor;
 mod mcp;
+mod notify;
 mod reply;
 mod resources;
 mod terminal;
 pub mod text;
 mod tools;
 pub mod transport;
-mod webhook;
 
 pub use config::{Cli, Config, ConfigError, SocketChoice};
 pub use mcp::server::{SERVER_NAME, StartError, TmuxMcp};

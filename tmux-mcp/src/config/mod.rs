@@ -17,11 +17,13 @@ mod cli;
 pub mod error;
 mod host_list;
 mod hosts;
+mod secret;
 pub mod toolsets;
 
 pub use cli::{BridgeArgs, Channel, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs};
 use host_list::hosts_from_cli;
 pub use hosts::{Engine, HostKind, HostSpec, LOCAL_HOST, MAX_HOST_NAME};
+pub(crate) use secret::webhook_secret;
 
 /// The socket name used when nothing else is configured (`tmux -L tmux-mcp`).
 pub const DEFAULT_SOCKET_NAME: &str = "tmux-mcp";
@@ -221,7 +223,7 @@ impl Config {
                         "--notify-webhook needs its signing secret in TMUX_MCP_WEBHOOK_SECRET (whsec_ and base64)".into(),
                     )
                 })?;
-                let key = crate::webhook::parse_secret(&secret).map_err(|e| {
+                let key = webhook_secret(&secret).map_err(|e| {
                     ConfigError::OutOfRange(format!("TMUX_MCP_WEBHOOK_SECRET: {e}"))
                 })?;
                 Some((url.clone(), key))

@@ -12,7 +12,7 @@
 //!
 //! And to a webhook (`--notify-webhook URL`): one task per process posts
 //! each event, as `wait_for_attention` shows it, through
-//! [`crate::webhook::Webhook`] (signed, retried, in order), its
+//! [`crate::notify::webhook::Webhook`] (signed, retried, in order), its
 //! `webhook-id` the event's cursor, so a receiver drops a retried copy.
 
 use std::collections::BTreeMap;
@@ -54,7 +54,7 @@ impl TmuxMcp {
         {
             return;
         }
-        let hook = match crate::webhook::Webhook::start(&url, key) {
+        let hook = match crate::notify::webhook::Webhook::start(&url, key) {
             Ok(hook) => hook,
             Err(e) => {
                 tracing::warn!(error = %e, kind = ?e.kind(), "attention events are not posted to the webhook");

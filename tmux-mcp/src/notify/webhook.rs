@@ -64,12 +64,6 @@ pub(crate) const BACKOFF: [Duration; 4] = [
 /// answer.
 pub(crate) const ATTEMPT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The prefix of a secret in the Standard Webhooks form, before its base64.
-const SECRET_PREFIX: &str = "whsec_";
-
-/// The shortest secret taken as raw bytes (one without [`SECRET_PREFIX`]).
-const MIN_RAW_SECRET: usize = 16;
-
 /// The most of a receiver's answer that is read (and thrown away) so that
 /// its connection can be used again.
 const MAX_ANSWER: usize = 64 * 1024;
@@ -93,7 +87,7 @@ pub(crate) enum WebhookError {
     /// or a scheme other than `http://`).
     #[error("unsupported webhook URL: {0}")]
     Unsupported(String),
-    /// The secret is empty, not valid base64 after `whsec_`, or too short.
+    /// The secret is empty.
     #[error("bad webhook secret: {0}")]
     BadSecret(String),
     /// [`Webhook::start`] was called outside a tokio runtime.
@@ -124,43 +118,6 @@ impl WebhookError {
             WebhookError::NoRuntime(_) => WebhookErrorKind::NoRuntime,
         }
     }
-}
-
-/// Reads a webhook secret.
-///
-/// The standard form is `whsec_` followed by the base64 (standard alphabet,
-/// padded) of the key bytes, as Standard Webhooks receivers and libraries
-/// print it; it must decode to at least one byte. A secret without the
-/// `whsec_` prefix is taken as raw bytes (its UTF-8), but only if it is at
-/// least 16 bytes long, so that a short password-like string is refused
-/// rather than used as a weak key. Surrounding whitespace (a trailing
-/// newline from a file) is ignored.
-pub(crate) fn parse_secret(text: &str) -> Result<Vec<u8>, WebhookError> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Err(WebhookError::BadSecret("the secret is empty".into()));
-    }
-    if let Some(encoded) = text.strip_prefix(SECRET_PREFIX) {
-        let key = BASE64.decode(encoded).map_err(|err| {
-            WebhookError::BadSecret(format!(
-                "the part after {SECRET_PREFIX:?} is not valid base64: {err}"
-            ))
-        })?;
-        if key.is_empty() {
-            return Err(WebhookError::BadSecret(format!(
-                "nothing after {SECRET_PREFIX:?}"
-            )));
-        }
-        return Ok(key);
-    }
-    if text.len() < MIN_RAW_SECRET {
-        return Err(WebhookError::BadSecret(format!(
-            "a secret without the {SECRET_PREFIX:?} prefix is used as raw bytes and must be at \
-             least {MIN_RAW_SECRET} bytes long (this one is {}); or give {SECRET_PREFIX}<base64>",
-            text.len()
-        )));
-    }
-    Ok(text.as_bytes().to_vec())
 }
 
 /// The `webhook-signature` header value of one delivery: `v1,` and the
@@ -205,7 +162,7 @@ struct Event {
 
 impl Webhook {
     /// Starts a sender that posts to `url`, signing with `secret` (see
-    /// [`parse_secret`]), and spawns its delivery task.
+    /// [`crate::config::webhook_secret`]), and spawns its delivery task.
     ///
     /// `url` must be an absolute `http://` URL with a host; an `https://`
     /// URL is refused with [`WebhookError::Unsupported`], as TLS is not
@@ -635,18 +592,6 @@ mod tests {
     #[tokio::test]
     async fn secrets_and_urls_are_checked() {
         let key: Vec<u8> = (0..24).collect();
-        let secret = format!("whsec_{}", BASE64.encode(&key));
-        assert_eq!(parse_secret(&secret).unwrap(), key);
-        assert_eq!(parse_secret(&format!("{secret}\n")).unwrap(), key);
-        for bad in ["whsec_!!", "", "  ", "whsec_", "short"] {
-            let err = parse_secret(bad).unwrap_err();
-            assert_eq!(err.kind(), WebhookErrorKind::BadSecret, "{bad:?}: {err}");
-        }
-        assert_eq!(
-            parse_secret("a raw secret of 16+ bytes").unwrap(),
-            b"a raw secret of 16+ bytes"
-        );
-
         let err = Webhook::start("https://x", key.clone()).unwrap_err();
         assert_eq!(err.kind(), WebhookErrorKind::Unsupported);
         assert!(err.to_string().contains("TLS"), "{err}");
@@ -674,7 +619,8 @@ mod tests {
 
     #[test]
     fn the_standard_webhooks_test_vector() {
-        let secret = parse_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
+        let secret =
+            crate::config::webhook_secret("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw").unwrap();
         assert_eq!(
             sign(
                 &secret,
