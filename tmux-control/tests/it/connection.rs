@@ -273,10 +273,14 @@ async fn attaching_to_a_missing_session_fails_with_tmux_reason() {
             text.contains("no sessions") || text.contains("can't find session"),
             "{text}"
         );
-        // With a server running and another session, the error names the target.
-        let _keep = Tmux::connect(iso.server()).await.unwrap();
+        // With a server running and another session, the error names the
+        // target. On a server of its own: the one the first attach started
+        // may still be exiting, and a client that reaches it then is told
+        // "server exited unexpectedly" (seen on tmux 3.4 under load).
+        let running = IsolatedServer::new().unwrap();
+        let _keep = Tmux::connect(running.server()).await.unwrap();
         let err = Tmux::connect_with(
-            iso.server(),
+            running.server(),
             ConnectOptions::default().session("absent").attach_only(),
         )
         .await
