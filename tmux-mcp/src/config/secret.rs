@@ -53,9 +53,15 @@ mod tests {
         let secret = format!("whsec_{}", BASE64.encode(&key));
         assert_eq!(webhook_secret(&secret).unwrap(), key);
         assert_eq!(webhook_secret(&format!("{secret}\n")).unwrap(), key);
-        for bad in ["whsec_!!", "", "  ", "whsec_", "short"] {
+        for (bad, why) in [
+            ("whsec_!!", "not valid base64"),
+            ("", "empty"),
+            ("  ", "empty"),
+            ("whsec_", "nothing after"),
+            ("short", "at least 16 bytes"),
+        ] {
             let err = webhook_secret(bad).unwrap_err();
-            assert!(!err.is_empty(), "{bad:?}");
+            assert!(err.contains(why), "{bad:?}: {err}");
         }
         assert_eq!(
             webhook_secret("a raw secret of 16+ bytes").unwrap(),
