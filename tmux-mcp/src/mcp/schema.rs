@@ -57,6 +57,117 @@ pub(crate) fn standardise(schema: &mut Map<String, Value>) {
     }
 }
 
+/// Which schema of a tool [`compact`] works on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    /// The input schema: what the model reads to make a call.
+    Input,
+    /// The output schema as `tools/list` sends it: what a client checks
+    /// structured content against.
+    Output,
+}
+
+/// Says the same in fewer bytes, so that the tool list an agent pays for in
+/// its context stays small (see `docs/benchmarks.md`, "The tool list"):
+///
+/// - no `$schema` (MCP's default dialect is draft 2020-12, the one used)
+///   and no `title` at the root;
+/// - a string enum written as `oneOf` of documented `const`s becomes an
+///   `enum` (the description of the property names the values);
+/// - in an input schema, an optional argument's `type: [T, "null"]` becomes
+///   `T` and its `default: null` goes (leaving an argument out is how it is
+///   not given; a `null` is still accepted);
+/// - an output schema keeps its structure (types, `null` where structured
+///   content carries it, required members, enums) but not its prose or
+///   numeric bounds: a client checks results against it, and the model
+///   reads the results themselves. The documented schema is
+///   `tmux-mcp call TOOL --help`'s.
+pub(crate) fn compact(schema: &mut Map<String, Value>, side: Side) {
+    schema.remove("$schema");
+    schema.remove("title");
+    compact_schema(schema, side, 0);
+}
+
+/// Keywords whose value is a map of names to schemas.
+const SCHEMA_MAPS: &[&str] = &["properties", "$defs", "definitions", "patternProperties"];
+/// Keywords whose value is a schema.
+const SCHEMA_ONE: &[&str] = &["items", "additionalProperties", "not", "contains"];
+/// Keywords whose value is a list of schemas.
+const SCHEMA_LISTS: &[&str] = &["anyOf", "oneOf", "allOf", "prefixItems"];
+
+fn compact_schema(schema: &mut Map<String, Value>, side: Side, depth: usize) {
+    if depth > MAX_DEPTH {
+        return;
+    }
+    if let Some(Value::Array(alternatives)) = schema.get("oneOf")
+        && let Some(values) = string_consts(alternatives)
+    {
+        schema.remove("oneOf");
+        schema.insert("type".to_owned(), Value::String("string".to_owned()));
+        schema.insert("enum".to_owned(), Value::Array(values));
+    }
+    match side {
+        Side::Input => {
+            if schema.get("default") == Some(&Value::Null) {
+                schema.remove("default");
+            }
+            if let Some(Value::Array(types)) = schema.get("type")
+                && types.len() == 2
+                && types.contains(&Value::String("null".to_owned()))
+                && let Some(other) = types.iter().find(|t| t.as_str() != Some("null")).cloned()
+            {
+                schema.insert("type".to_owned(), other);
+            }
+        }
+        Side::Output => {
+            for keyword in ["description", "title", "minimum", "maximum", "default"] {
+                schema.remove(keyword);
+            }
+        }
+    }
+    for (key, value) in schema.iter_mut() {
+        let key = key.as_str();
+        if SCHEMA_MAPS.contains(&key) {
+            if let Value::Object(members) = value {
+                for member in members.values_mut() {
+                    compact_value(member, side, depth + 1);
+                }
+            }
+        } else if SCHEMA_ONE.contains(&key) || SCHEMA_LISTS.contains(&key) {
+            compact_value(value, side, depth + 1);
+        }
+    }
+}
+
+/// A schema, or a list of schemas.
+fn compact_value(value: &mut Value, side: Side, depth: usize) {
+    match value {
+        Value::Object(map) => compact_schema(map, side, depth),
+        Value::Array(items) => items
+            .iter_mut()
+            .for_each(|item| compact_value(item, side, depth)),
+        _ => {}
+    }
+}
+
+/// The values of a `oneOf` whose every alternative is one string `const`
+/// (with at most a description and `type: string` beside it).
+fn string_consts(alternatives: &[Value]) -> Option<Vec<Value>> {
+    alternatives
+        .iter()
+        .map(|alternative| {
+            let alternative = alternative.as_object()?;
+            let value = alternative.get("const").filter(|c| c.is_string())?;
+            let plain = alternative.iter().all(|(k, v)| match k.as_str() {
+                "const" | "description" => true,
+                "type" => v.as_str() == Some("string"),
+                _ => false,
+            });
+            plain.then(|| value.clone())
+        })
+        .collect()
+}
+
 fn standardise_value(value: &mut Value) {
     match value {
         Value::Object(map) => standardise(map),

@@ -134,3 +134,56 @@ fn schemas_are_standard_json_schema() {
     // width and height (2 tools), size_percent.
     assert!(unsigned >= 12, "{unsigned}");
 }
+
+/// What the default tool list costs an agent, as `tools/list` sends it.
+#[derive(Debug)]
+struct ListSize {
+    /// The whole `tools/list` result, as JSON.
+    whole: usize,
+    /// What a model reads: each tool's name, description and input schema.
+    model_read: usize,
+    descriptions: usize,
+    input_schemas: usize,
+    output_schemas: usize,
+    /// The longest description: its tool and length in characters.
+    longest: (String, usize),
+}
+
+fn default_list_size() -> ListSize {
+    let server = TmuxMcp::with_caller(Config::default(), Caller::default()).unwrap();
+    let tools = server.tool_router.list_all();
+    let mut size = ListSize {
+        whole: serde_json::to_string(&serde_json::json!({ "tools": tools }))
+            .unwrap()
+            .len(),
+        model_read: 0,
+        descriptions: 0,
+        input_schemas: 0,
+        output_schemas: 0,
+        longest: (String::new(), 0),
+    };
+    for tool in &tools {
+        let desc = tool.description.as_deref().unwrap_or_default();
+        let input = serde_json::to_string(&*tool.input_schema).unwrap().len();
+        size.descriptions += desc.len();
+        size.input_schemas += input;
+        size.output_schemas += tool
+            .output_schema
+            .as_ref()
+            .map_or(0, |s| serde_json::to_string(&**s).unwrap().len());
+        size.model_read += tool.name.len() + desc.len() + input;
+        let chars = desc.chars().count();
+        if chars > size.longest.1 {
+            size.longest = (tool.name.to_string(), chars);
+        }
+    }
+    size
+}
+
+#[test]
+fn the_default_tool_list_fits_its_budget() {
+    let size = default_list_size();
+    eprintln!("{size:#?}");
+    assert!(size.whole > size.model_read);
+}
+

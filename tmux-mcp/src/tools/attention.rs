@@ -120,24 +120,6 @@ impl Attentions {
 }
 
 impl TmuxMcp {
-    /// The JSON schema of the `attention` every tool result may carry (its
-    /// types inlined), for the tools' output schemas.
-    pub(crate) fn attention_schema() -> serde_json::Value {
-        let generator = schemars::generate::SchemaSettings::draft2020_12()
-            .with(|s| s.inline_subschemas = true)
-            .into_generator();
-        let mut schema = generator.into_root_schema_for::<Attentions>().to_value();
-        if let Some(object) = schema.as_object_mut() {
-            object.remove("$schema");
-            object.remove("title");
-            object.insert(
-                "description".to_owned(),
-                "Attention events this session was not told of yet (each is told once): see wait_for_attention.".into(),
-            );
-        }
-        schema
-    }
-
     /// The process's attention log.
     pub(crate) fn attention_log(&self) -> &Arc<Attention> {
         self.inner.local.attention()

@@ -18,8 +18,19 @@ use super::TmuxMcp;
 
 impl TmuxMcp {
     /// Every tool the code defines, before any filtering, with its schemas
-    /// in standard JSON Schema ([`schema::standardise`]).
+    /// in standard JSON Schema ([`schema::standardise`]) and as compact as
+    /// `tools/list` sends them ([`schema::compact`]).
     pub(crate) fn full_router() -> ToolRouter<TmuxMcp> {
+        Self::routes(true)
+    }
+
+    /// [`Self::full_router`] with every output schema documented, for
+    /// `tmux-mcp call TOOL --help`.
+    pub(crate) fn documented_router() -> ToolRouter<TmuxMcp> {
+        Self::routes(false)
+    }
+
+    fn routes(compact_output: bool) -> ToolRouter<TmuxMcp> {
         let mut router = Self::inspect_router()
             + Self::wait_router()
             + Self::attention_router()
@@ -27,16 +38,26 @@ impl TmuxMcp {
             + Self::execute_router()
             + Self::run_router()
             + Self::teardown_router();
-        // Every result may carry the attention events not told yet.
-        let attention = Self::attention_schema();
+        // Every result may carry the attention events not told yet; their
+        // schema is told once, in wait_for_attention's output schema.
+        let attention = serde_json::json!({
+            "type": "object",
+            "description": "Attention events not told to this session yet (each is told once): \
+                {cursor, events, more}, as wait_for_attention returns them.",
+        });
         for route in router.map.values_mut() {
-            schema::standardise(Arc::make_mut(&mut route.attr.input_schema));
+            let input = Arc::make_mut(&mut route.attr.input_schema);
+            schema::standardise(input);
+            schema::compact(input, schema::Side::Input);
             if let Some(output) = route.attr.output_schema.as_mut() {
                 let output = Arc::make_mut(output);
                 if let Some(serde_json::Value::Object(properties)) = output.get_mut("properties") {
                     properties.insert("attention".to_owned(), attention.clone());
                 }
                 schema::standardise(output);
+                if compact_output {
+                    schema::compact(output, schema::Side::Output);
+                }
             }
             crate::mcp::tasks::declare(&mut route.attr);
         }
