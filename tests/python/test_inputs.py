@@ -82,7 +82,7 @@ async def test_tool_schemas_are_standard_json_schema(tmux_mcp: TmuxMcp) -> None:
     width = by_name["create_terminal"].input_schema["properties"]["width"]
     assert (width["minimum"], width["maximum"]) == (2, 10000)
     timeout = by_name["run"].input_schema["properties"]["timeout_secs"]
-    assert timeout["type"] == ["number", "null"] and timeout["minimum"] == 0
+    assert timeout["type"] == "number" and timeout["minimum"] == 0
 
 
 # ---------------------------------------------------------------- numbers

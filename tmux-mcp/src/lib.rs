@@ -20,6 +20,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod call;
 pub mod config;
 pub mod doctor;
 mod mcp;

@@ -40,6 +40,8 @@ fn main() -> ExitCode {
         Some(Command::Doctor(args)) => return tmux_control_mcp::doctor::main(&cli, args),
         // The bridge is a client of a shared server: no server of its own.
         Some(Command::Bridge(args)) => return run_bridge(&cli, args),
+        // One tool call, through a shared server or in this process.
+        Some(Command::Call(args)) => return tmux_control_mcp::call::main(&cli, args),
         _ => {}
     }
 
@@ -253,6 +255,24 @@ fn level(level: LogLevel) -> LevelFilter {
     }
 }
 
+/// Standard error for diagnostics, where a failed write (nobody reads
+/// standard error any more) loses the diagnostic and nothing else: the
+/// subscriber's own report of the failure would panic the thread that
+/// logged, and leave its request unanswered.
+struct Diagnostics;
+
+impl std::io::Write for Diagnostics {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let _ = std::io::stderr().write_all(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        let _ = std::io::stderr().flush();
+        Ok(())
+    }
+}
+
 /// Sends `tracing` output to standard error, never to standard output.
 fn init_logging(log_level: LogLevel) {
     let stderr = std::io::stderr();
@@ -260,7 +280,7 @@ fn init_logging(log_level: LogLevel) {
     // Ignoring the error is right: it only says a global subscriber is
     // already installed, and then that one keeps working.
     let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
+        .with_writer(|| Diagnostics)
         .with_ansi(ansi)
         .with_max_level(level(log_level))
         .try_init();

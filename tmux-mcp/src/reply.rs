@@ -46,6 +46,10 @@ pub(crate) const HOST_UNREACHABLE: &str = "host_unreachable";
 /// the terminal (see [`ToolError::human_typing`]).
 pub(crate) const HUMAN_TYPING: &str = "human_typing";
 
+/// The error kind of arguments that do not fit the tool's input schema
+/// (`tmux-mcp call` exits 2 for it, as for bad usage).
+pub(crate) const BAD_ARGUMENTS: &str = "bad_arguments";
+
 /// The `_meta` key of a tool error that has a kind a client can match:
 /// `{"kind": "host_unreachable", "host": "box"}`, `{"kind":
 /// "human_typing", "client": "/dev/pts/3", "retryable": true}`.

@@ -317,6 +317,67 @@ pub enum Command {
     /// Check the set-up (tmux, sockets, shell integration, hosts, token) and
     /// say what is wrong.
     Doctor(DoctorArgs),
+    /// Call one tool from the shell: `tmux-mcp call run '{"target":"%3","command":"make"}'`
+    /// or `tmux-mcp call run --target %3 --command make`; `call TOOL --help`
+    /// for its arguments, `call --list` for the tools.
+    Call(CallArgs),
+}
+
+/// Flags of `tmux-mcp call`. Its own flags may also come among the tool's
+/// arguments (`call run --command false --exit-status`) where the tool has
+/// no argument of that name.
+#[derive(Debug, Clone, Default, clap::Args)]
+#[non_exhaustive]
+#[command(
+    disable_help_flag = true,
+    long_about = "Call one tool from the shell, with exactly the tool's name and arguments.\n\n\
+        The arguments are a JSON object, `--NAME VALUE` pairs (a boolean may stand alone, \
+        an array may be given by repeating its flag), or both. `tmux-mcp call TOOL --help` \
+        shows a tool's description, arguments and result; `tmux-mcp call --list` lists the tools.\n\n\
+        The call goes to the shared server of `--unix PATH` (or the `serve --unix` server \
+        running on this state directory, found by itself), with its actors and audit log; \
+        otherwise it runs in this process, on tmux-mcp's own tmux server, so its terminals, \
+        regions and logs are the ones every other client sees. Byte cursors and run ids \
+        belong to the server that gave them: to resume a run or a wait in a later call, use \
+        a shared server.\n\n\
+        Prints the result's structured content as JSON (the default when standard output is \
+        not a terminal) or its text. Exit status: 0 success, 1 a tool error (the message on \
+        standard error), 2 bad usage or arguments; with `--exit-status`, `run`'s own exit \
+        status (124 while the command still runs)."
+)]
+pub struct CallArgs {
+    /// The shared server's unix socket (`tmux-mcp serve --unix PATH`)
+    /// [default: the one serving this state directory, if any].
+    #[arg(long, env = "TMUX_MCP_UNIX")]
+    pub unix: Option<PathBuf>,
+    /// Print the structured result as JSON (the default when standard
+    /// output is not a terminal).
+    #[arg(long, conflicts_with = "text")]
+    pub json: bool,
+    /// Print the text reply (the default on a terminal).
+    #[arg(long)]
+    pub text: bool,
+    /// With `run`: exit with the command's own exit status (124 while it
+    /// still runs, 1 when it has none).
+    #[arg(long)]
+    pub exit_status: bool,
+    /// List the tools this server serves, one a line with its summary.
+    #[arg(long)]
+    pub list: bool,
+    /// Print help: this, or after a tool's name the tool's description,
+    /// arguments and result.
+    #[arg(short, long)]
+    pub help: bool,
+    /// The tool to call.
+    pub tool: Option<String>,
+    /// The tool's arguments: a JSON object and/or `--NAME VALUE` pairs;
+    /// `--help` after the tool's name shows them.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGUMENTS"
+    )]
+    pub arguments: Vec<String>,
 }
 
 /// Flags of `tmux-mcp serve`.

@@ -20,7 +20,9 @@ mod hosts;
 mod secret;
 pub mod toolsets;
 
-pub use cli::{BridgeArgs, Channel, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs};
+pub use cli::{
+    BridgeArgs, CallArgs, Channel, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs,
+};
 use host_list::hosts_from_cli;
 pub use hosts::{Engine, HostKind, HostSpec, LOCAL_HOST, MAX_HOST_NAME};
 pub(crate) use secret::webhook_secret;

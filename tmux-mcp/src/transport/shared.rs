@@ -13,8 +13,9 @@
 //! mode 0600, in a directory that only its owner can write (created with
 //! mode 0700 when missing; one that others can write is refused). One
 //! server runs per state directory: it holds an `flock` on
-//! `STATE_DIR/serve.lock`, which holds its pid, so a second one is refused
-//! with that pid. A socket file left by a server that died is replaced; a
+//! `STATE_DIR/serve.lock`, which holds its pid (so a second one is refused
+//! with that pid) and, on the next line, its socket's absolute path (so
+//! `tmux-mcp call` finds it: [`serving`]). A socket file left by a server that died is replaced; a
 //! socket with a live server behind it is not.
 //!
 //! On SIGTERM or SIGINT ([`serve`]'s [`Shutdown`]) the server stops
@@ -205,6 +206,12 @@ pub fn bind(path: &Path, state_dir: &Path) -> Result<Bound, SharedError> {
             return Err(e);
         }
     };
+    let mut lock = lock;
+    let absolute = std::fs::canonicalize(&dir)
+        .map(|d| d.join(path.file_name().unwrap_or_default()))
+        .unwrap_or_else(|_| path.to_owned());
+    writeln!(lock, "{}", absolute.display())
+        .map_err(io("write the lock file", &state_dir.join(LOCK_FILE)))?;
     Ok(Bound {
         listener,
         path: path.to_owned(),
@@ -212,6 +219,17 @@ pub fn bind(path: &Path, state_dir: &Path) -> Result<Bound, SharedError> {
         inode: (meta.dev(), meta.ino()),
         lock: Some(lock),
     })
+}
+
+/// The socket of the `serve --unix` server that serves `state_dir`, if one
+/// answers on it: the path its lock file names, when a connection to it
+/// is accepted. Takes no lock (a server starting meanwhile is not
+/// disturbed); a server that died left a path nobody answers on.
+pub fn serving(state_dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(state_dir.join(LOCK_FILE)).ok()?;
+    let socket = PathBuf::from(text.lines().nth(1)?.trim());
+    std::os::unix::net::UnixStream::connect(&socket).ok()?;
+    Some(socket)
 }
 
 /// Takes `STATE_DIR/serve.lock` (an `flock`, released when the process
@@ -232,7 +250,9 @@ fn lock_state_dir(state_dir: &Path) -> Result<File, SharedError> {
         Err(rustix::io::Errno::WOULDBLOCK) => {
             let mut holder = String::new();
             let pid = match file.read_to_string(&mut holder) {
-                Ok(_) if !holder.trim().is_empty() => holder.trim().to_owned(),
+                Ok(_) if !holder.trim().is_empty() => {
+                    holder.lines().next().unwrap_or_default().trim().to_owned()
+                }
                 _ => "unknown: the lock file holds no pid yet".to_owned(),
             };
             return Err(SharedError::Locked {
@@ -378,8 +398,17 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&path), 0o600);
         assert_eq!(mode(path.parent().unwrap()), 0o700);
-        let pid = std::fs::read_to_string(state.join(LOCK_FILE)).unwrap();
-        assert_eq!(pid.trim(), std::process::id().to_string());
+        let lock = std::fs::read_to_string(state.join(LOCK_FILE)).unwrap();
+        let canonical = std::fs::canonicalize(path.parent().unwrap()).unwrap();
+        assert_eq!(
+            lock,
+            format!(
+                "{}\n{}\n",
+                std::process::id(),
+                canonical.join("mcp.sock").display()
+            )
+        );
+        assert_eq!(serving(&state), Some(canonical.join("mcp.sock")));
         // flock locks are per open file: a second bind in this process is refused too.
         match bind(&path, &state).unwrap_err() {
             SharedError::Locked { pid, .. } => assert_eq!(pid, std::process::id().to_string()),
@@ -393,6 +422,7 @@ mod tests {
         // A socket nobody listens on is replaced.
         drop(bound);
         assert!(!path.exists());
+        assert_eq!(serving(&state), None);
         let stale = std::os::unix::net::UnixListener::bind(&path).unwrap();
         drop(stale);
         assert!(path.exists());

@@ -14,7 +14,7 @@ use rmcp::{ErrorData as McpError, RoleServer};
 
 use crate::mcp::audit::Outcome;
 use crate::mcp::schema;
-use crate::reply::{ERROR_META, ToolError};
+use crate::reply::{BAD_ARGUMENTS, ERROR_META, ToolError};
 use crate::terminal::record::noting_touched;
 
 use super::{CALL_GRACE, TmuxMcp};
@@ -286,14 +286,22 @@ fn explain_bad_arguments(tool: &str, response: CallToolResponse) -> CallToolResp
     }
 }
 
-/// The tool error for arguments that do not fit the tool's input schema.
-fn bad_arguments(tool: &str, detail: &str) -> CallToolResponse {
+/// The tool error for arguments that do not fit the tool's input schema,
+/// of kind [`BAD_ARGUMENTS`].
+pub(crate) fn bad_arguments(tool: &str, detail: &str) -> CallToolResponse {
     let text = format!(
         "{tool} failed: the arguments do not match its input schema ({detail}). \
          Check the argument names, types and required fields in the tool's \
          input schema and call it again."
     );
-    CallToolResult::error(vec![ContentBlock::text(text)]).into()
+    let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
+    let mut meta = serde_json::Map::new();
+    meta.insert(
+        ERROR_META.to_owned(),
+        serde_json::json!({ "kind": BAD_ARGUMENTS }),
+    );
+    result.meta = Some(rmcp::model::MetaObject(meta));
+    result.into()
 }
 
 fn first_text(result: &CallToolResult) -> String {

@@ -13,6 +13,8 @@
 //! - `task_call`: long calls made MCP tasks.
 
 mod call;
+#[cfg(test)]
+pub(crate) use call::bad_arguments;
 mod handler;
 mod router;
 mod state;

@@ -30,6 +30,22 @@ impl TmuxMcp {
         Self::routes(false)
     }
 
+    /// The tools this server serves, as `tools/list` lists them but with
+    /// their output schemas documented, for `tmux-mcp call`.
+    pub(crate) fn documented_tools(&self) -> Vec<rmcp::model::Tool> {
+        let documented = Self::documented_router();
+        self.tool_router
+            .list_all()
+            .into_iter()
+            .map(|mut tool| {
+                if let Some(route) = documented.map.get(tool.name.as_ref()) {
+                    tool.output_schema = route.attr.output_schema.clone();
+                }
+                tool
+            })
+            .collect()
+    }
+
     fn routes(compact_output: bool) -> ToolRouter<TmuxMcp> {
         let mut router = Self::inspect_router()
             + Self::wait_router()
