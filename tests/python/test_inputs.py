@@ -181,7 +181,7 @@ async def test_numbers_and_booleans_sent_as_strings_are_accepted(tmux_mcp: TmuxM
 
             # A string that holds no number or boolean is refused by name.
             for args, message in [
-                ({"target": pane, "pattern": "x", "timeout_secs": "soon"}, 'invalid type for timeout_secs: expected a number or null, got the string "soon"'),
+                ({"target": pane, "pattern": "x", "timeout_secs": "soon"}, 'invalid type for timeout_secs: expected a number, got the string "soon"'),
                 ({"target": pane, "pattern": "x", "timeout_secs": "NaN"}, 'got the string "NaN"'),
                 ({"target": pane, "pattern": "x", "literal": "yes"}, 'invalid type for literal: expected true or false, got the string "yes"'),
             ]:

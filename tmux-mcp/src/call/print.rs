@@ -214,7 +214,7 @@ fn outlasting(structured: &Value, shared: bool) -> Option<String> {
                 "the command still runs in {pane}; its run_id {run_id} was this process's and ends with it \
                  (to resume runs across calls, call through a shared server: tmux-mcp serve --unix PATH). \
                  To wait for its end now: tmux-mcp call wait_for_state '{}'",
-                json!({"target": pane, "state": "prompt"})
+                json!({"target": pane, "states": ["at_prompt"]})
             )
         });
     }
@@ -281,6 +281,7 @@ mod tests {
 
     #[test]
     fn tool_errors_exit_1_and_bad_arguments_2() {
+        use rmcp::handler::server::tool::IntoCallToolResult as _;
         let error = crate::reply::ToolError::new("run", "no such pane", "List the terminals")
             .into_call_tool_result();
         let json = Style {

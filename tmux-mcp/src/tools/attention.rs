@@ -281,24 +281,23 @@ fn summary(event: &Event, host: &str, command: Option<&str>) -> String {
     }
 }
 
-const WAIT_FOR_ATTENTION: &str = "Wait until a terminal needs attention, on every terminal this server follows or on the ones given: a command you left running finished (command_finished, with its exit status and run_id), a program waits for input (waiting_for_input) or asks for a secret (asks_for_secret), a command line nobody waited for ended (prompt_returned), a bell, a pane exited or is gone, a person attached, detached or is typing, output was lost. Pushed, never polled: it returns at the first event. \
-Events are numbered; cursor (from an event or a reply) reads what came after it, so a client that reconnects misses nothing and sees nothing twice; a cursor older than the server's log says truncated. Without a cursor it starts after the last event this session was told of (every tool result carries the events not yet told, as attention). \
-Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Returns events, the cursor to pass next, truncated, more and status (events or timeout).";
+const WAIT_FOR_ATTENTION: &str = "Wait until a terminal (any this server follows, or targets) needs attention; returns at the first event. Kinds: command_finished (a command you left running ended; exit status, run_id), waiting_for_input, asks_for_secret (a program asks for a secret), prompt_returned (a command line nobody waited for ended), bell, pane_exited, pane_gone, person_attached, person_detached, person_typing, output_lost. \
+Events are numbered: cursor (an event's or a reply's) returns what came after it, so nothing is missed or seen twice, even after a reconnect; truncated means the cursor is older than the log. Without cursor it starts after the last event this session was told of (every tool result carries untold events as attention).";
 
 /// Arguments of `wait_for_attention`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForAttentionArgs {
-    /// Only events about these panes (ids like `%3` or exact names); default: every terminal, and the server-wide events (people attaching and detaching).
+    /// Only events about these panes; default: every terminal, and server-wide events (people attaching and detaching).
     pub targets: Option<Vec<String>>,
-    /// Only these kinds (command_finished, waiting_for_input, asks_for_secret, prompt_returned, bell, pane_exited, pane_gone, person_attached, person_detached, person_typing, output_lost); default: all.
+    /// Only these kinds (listed above); default all.
     pub kinds: Option<Vec<String>>,
-    /// Return the events after this cursor (an event's or a reply's cursor); default: after the last event this session was told of.
+    /// Return the events after this cursor (an event's or a reply's).
     pub cursor: Option<String>,
-    /// At most this many events (default 20, at most 100).
+    /// Most events returned (default 20, at most 100).
     #[schemars(range(min = 1))]
     pub max_events: Option<u32>,
-    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    /// Default 30 s; capped at the server's maximum (60).
     #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }

@@ -14,23 +14,15 @@ use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
 use crate::terminal::backend::{check_session_name, check_window_name};
 
-const RENAME: &str = "Rename a session or a window, or set a pane's title. \
-what=session renames the target's session (names may not contain ':' or '.', nor start with $ @ % = -; the reply gives the new attach command), what=window renames the target's window, what=pane sets the pane's title. \
-Ids never change when names do, so prefer ids (%3, @2, $1) as targets. \
-Fails if the target does not exist, the name is not allowed, or another session already has that name.";
+const RENAME: &str = "Rename a session (what=session; the reply gives the new attach command) or a window (what=window), or set a pane's title (what=pane). Ids never change, so prefer them as targets.";
 
-const RESIZE: &str = "Resize a terminal. what=window (default) sets the window's size in columns and rows (the pane grows with it when it is alone); what=pane resizes one pane inside its window. Programs in the pane see the new size at once. \
-Give width, height or both. Returns the pane's and the window's size afterwards. \
-Fails if the target does not exist or neither width nor height is given.";
+const RESIZE: &str = "Resize a window (what=window, the default; a lone pane grows with it) or one pane inside its window (what=pane): give width, height or both. Programs see the new size at once. Returns the pane's and the window's size.";
 
-const SELECT: &str = "Make a pane the active pane of its window and its window the current window of its session: what a human attached to the session will look at. \
-Returns the selected ids. Fails if the target does not exist.";
+const SELECT: &str = "Make a pane the active pane of its window, and its window the current one: what a human attached to the session sees. Returns the selected ids.";
 
-const SET_LAYOUT: &str = "Arrange the panes of a window with one of tmux's layouts: even-horizontal (side by side), even-vertical (stacked), main-horizontal, main-vertical, tiled, or a custom layout string as tmux prints it (#{window_layout}). \
-Returns the window's layout string afterwards. Fails if the target does not exist or the layout is not valid.";
+const SET_LAYOUT: &str = "Arrange a window's panes with a tmux layout: even-horizontal (side by side), even-vertical (stacked), main-horizontal, main-vertical, tiled, or a layout string as tmux prints it (#{window_layout}). Returns the layout string afterwards.";
 
-const DETACH_CLIENTS: &str = "Detach every human (terminal) client attached to a session, for example to stop someone watching or to let the window take its own size again. tmux-mcp's own control connections are never detached. \
-Returns the names of the clients detached (none is not an error). Fails if the target does not exist.";
+const DETACH_CLIENTS: &str = "Detach every human client attached to a session, e.g. to stop someone watching or to let the window take its own size. tmux-mcp's own connections stay. Returns the clients detached (none is no error).";
 
 /// What `rename` renames.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -48,11 +40,11 @@ pub(crate) enum RenameWhat {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RenameArgs {
-    /// An id like `%3`, `@2`, `$1` or an exact name.
+    /// `%3`, `@2`, `$1` or an exact name.
     pub target: String,
-    /// What to rename: session, window or pane (its title).
+    /// session, window or pane (its title).
     pub what: RenameWhat,
-    /// The new name (or title).
+    /// The new name or title.
     pub name: String,
 }
 
@@ -99,15 +91,15 @@ pub(crate) enum ResizeWhat {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ResizeArgs {
-    /// An id like `%3` or `@2`, or an exact name.
+    /// `%3`, `@2` or an exact name.
     pub target: String,
     /// window (default) or pane.
     #[serde(default)]
     pub what: ResizeWhat,
-    /// Columns, 2 to 10000.
+    /// Columns.
     #[schemars(range(min = 2, max = 10_000))]
     pub width: Option<u32>,
-    /// Rows, 2 to 10000.
+    /// Rows.
     #[schemars(range(min = 2, max = 10_000))]
     pub height: Option<u32>,
 }
@@ -138,7 +130,7 @@ impl Summary for ResizeResult {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SelectArgs {
-    /// The pane (or window) to select: an id or an exact name.
+    /// The pane (or window) to select.
     pub target: String,
 }
 
@@ -166,9 +158,9 @@ impl Summary for SelectResult {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SetLayoutArgs {
-    /// The window (or a pane in it): an id or an exact name.
+    /// The window (or a pane in it).
     pub target: String,
-    /// even-horizontal, even-vertical, main-horizontal, main-vertical, tiled, or a tmux layout string.
+    /// A layout name or a tmux layout string.
     pub layout: String,
 }
 
@@ -191,7 +183,7 @@ impl Summary for SetLayoutResult {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct DetachClientsArgs {
-    /// The session (or anything in it): an id or an exact name.
+    /// The session (or anything in it).
     pub target: String,
 }
 

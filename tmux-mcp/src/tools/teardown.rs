@@ -13,16 +13,13 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::tools::Guarded;
 
 const KILL_PANE: &str = "Close one pane and end its program (the window closes with its last pane, the session with its last window). Irreversible: its scrollback is gone. \
-Refuses the pane the MCP client itself runs in and tmux-mcp's own control session. \
-Returns the ids of what was closed. Fails if the target does not exist.";
+Refuses the pane the MCP client itself runs in and tmux-mcp's own control session. Returns the ids of what was closed.";
 
 const KILL_WINDOW: &str = "Close a window and every pane in it, ending their programs. Irreversible. \
-Refuses the window the MCP client itself runs in and tmux-mcp's own control session. \
-Returns the ids of what was closed. Fails if the target does not exist.";
+Refuses the window the MCP client itself runs in and tmux-mcp's own control session. Returns the ids of what was closed.";
 
 const KILL_SESSION: &str = "Close a session with all its windows and panes, ending their programs. Irreversible. \
-Refuses the session the MCP client itself runs in and tmux-mcp's own control session. \
-Returns the id and name of the session closed. Fails if the target does not exist.";
+Refuses the session the MCP client itself runs in and tmux-mcp's own control session. Returns the id and name of the session closed.";
 
 const KILL_SERVER: &str = "Stop the whole tmux server tmux-mcp drives, closing every session on it (every agent's terminals, and anything humans run there). Irreversible. The next tool call starts a fresh server. \
 Refuses when the MCP client itself runs inside that server. \

@@ -19,29 +19,28 @@ use crate::text::{json_len, json_prefix, trim_trailing_blank};
 use crate::tools::inspect::{cancelled, last_lines, ms, pattern_source};
 use crate::tools::{WaitStatus, seconds_arg};
 
-const WAIT_FOR_OUTPUT: &str = "Wait until a pane prints text matching a pattern (a regular expression, Rust syntax, ^ and $ match at line ends; or a plain string with literal=true). Push-based: it returns within milliseconds of the output arriving, with no polling. \
-It looks at output after cursor; without cursor it starts just before the last input tmux-mcp sent to the pane (so a reply that arrived before this call is not missed) or after the last completed run, or at the current end if tmux-mcp never typed there. Matching is on plain text (escape codes removed). \
-Bounded by timeout_secs (default 30, capped by the server, at most 60 unless configured); sends progress notifications while waiting and can be cancelled. \
-Returns status matched (with the matched text and some text before and after it, redacted together), timeout (with the tail of what was seen), exited (the pane's program ended) or gone, and always a cursor: pass it to the next wait or read_output to continue exactly after this point. \
-Fails if the pattern is invalid or the target does not exist.";
+const WAIT_FOR_OUTPUT: &str = "Wait until a pane prints text matching a regex (Rust syntax; ^ and $ match at line ends) or, with literal=true, a plain string (escape codes removed). \
+Like every wait: push-based, bounded by timeout_secs, with progress notifications. \
+It looks after cursor; without one, from just before tmux-mcp's last input to the pane (a fast reply is not missed), else after the last completed run, else from now. \
+Returns status matched (the match with text around it), timeout (the tail seen), exited or gone, and a cursor to continue right after.";
 
 /// Arguments of `wait_for_output`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForOutputArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// What to wait for: a regular expression, or a plain string with literal=true.
+    /// A regex, or a plain string with literal=true.
     pub pattern: String,
-    /// Treat pattern as a plain string (default false).
+    /// pattern is a plain string.
     #[serde(default)]
     pub literal: bool,
-    /// Ignore case (default false).
+    /// Ignore case.
     #[serde(default)]
     pub ignore_case: bool,
-    /// Look at output from this cursor on (from an earlier reply).
+    /// Look at output from this cursor (from a reply) on.
     pub cursor: Option<u64>,
-    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    /// Default 30 s; capped at the server's maximum (60).
     #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }
@@ -121,21 +120,18 @@ impl WaitForOutputResult {
     }
 }
 
-const WAIT_FOR_IDLE: &str = "Wait until a pane has printed nothing for quiet_secs (default 1 second): a simple way to wait for a program to settle (a build, an installer, a TUI redrawing) when you do not know what it will print. Push-based, no polling. \
-Bounded by timeout_secs (default 30, capped by the server); sends progress notifications and can be cancelled. \
-Returns status idle or timeout (or gone), the last lines of the screen, and a cursor for the next wait or read_output. \
-Fails if the target does not exist.";
+const WAIT_FOR_IDLE: &str = "Wait until a pane has printed nothing for quiet_secs: to let a program settle (a build, an installer, a TUI redrawing) when you do not know what it will print. Returns status idle, timeout or gone, the screen's last lines, and a cursor.";
 
 /// Arguments of `wait_for_idle`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForIdleArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// How long the pane must stay quiet, in seconds (default 1; at most timeout_secs).
+    /// Seconds of quiet needed (default 1, at most timeout_secs).
     #[schemars(range(min = 0))]
     pub quiet_secs: Option<f64>,
-    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    /// Default 30 s; capped at the server's maximum (60).
     #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }
@@ -175,18 +171,16 @@ impl Summary for WaitForIdleResult {
     }
 }
 
-const WAIT_FOR_EXIT: &str = "Wait until the program in a pane exits (for a terminal created with a command, or a shell that was told to exit). Panes tmux-mcp creates are kept after their program exits, so the exit status is known. Push-based, no polling. \
-Bounded by timeout_secs (default 30, capped by the server); sends progress notifications and can be cancelled. \
-Returns status exited (with exit_status), gone (the pane was closed), or timeout, plus a cursor for read_output. To wait for one shell command instead, use run. \
-Fails if the target does not exist.";
+const WAIT_FOR_EXIT: &str = "Wait until the program in a pane exits (a terminal created with a command, or a shell told to exit); to wait for one shell command, use run. Panes tmux-mcp creates are kept after their program exits, so the status is known. \
+Returns status exited (with exit_status), gone or timeout, and a cursor for read_output.";
 
 /// Arguments of `wait_for_exit`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForExitArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// Give up after this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    /// Default 30 s; capped at the server's maximum (60).
     #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
 }

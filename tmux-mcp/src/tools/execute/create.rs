@@ -17,11 +17,9 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::terminal::backend::{check_session_name, check_window_name};
 use crate::tools::execute::{check_cwd, check_env};
 
-const CREATE_TERMINAL: &str = "Create a terminal: a new tmux session (kind=session, the default), a new window in an existing session (kind=window, target=the session), or a new pane split from an existing one (kind=split, target=the pane; split=right or below). \
-It runs command through the shell if given (for example \"python3\" or \"make test\"), otherwise the default shell. Options: name (sessions: no ':' or '.', not starting with $ @ % = -), cwd (an existing directory), env (variables for the new process), width/height (sessions only), size_percent (splits). \
-Its output is recorded from the very first byte (the pane is followed before its program starts), and the pane is kept after its program exits so the exit status stays readable. \
-Returns the new session, window and pane ids (use the pane id as target from now on), the size, an output cursor, and attach_command: the command a human runs to watch it live. \
-Fails if the name is taken or not allowed, the target does not exist, or cwd is not a directory.";
+const CREATE_TERMINAL: &str = "Create a terminal: a new session (kind=session, the default), a window in a session (kind=window, target=the session), or a pane split off one (kind=split, target=the pane). It runs command through the shell, else the default shell. \
+Output is recorded from the first byte, and the pane is kept after its program exits so its exit status stays readable. \
+Returns the session, window and pane ids (use the pane id as target), size, an output cursor, and attach_command for a human to watch.";
 
 /// What `create_terminal` creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, JsonSchema)]
@@ -51,28 +49,28 @@ pub(crate) enum SplitDirection {
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CreateTerminalArgs {
-    /// session (default), window or split.
+    /// What to create (default session).
     #[serde(default)]
     pub kind: TerminalKind,
-    /// Name of the new session or window (default: tmux picks one).
+    /// Name of the new session or window (default: tmux picks). Session names: no ':' or '.', not starting with $ @ % = -.
     pub name: Option<String>,
-    /// For window: the session to add it to. For split: the pane to split. An id or an exact name.
+    /// For window: the session. For split: the pane to split.
     pub target: Option<String>,
-    /// Shell command to run instead of the default shell.
+    /// Shell command to run instead of the default shell ("python3", "make test").
     pub command: Option<String>,
-    /// Working directory (an existing directory).
+    /// Working directory (must exist).
     pub cwd: Option<String>,
     /// Environment variables for the new process.
     pub env: Option<BTreeMap<String, String>>,
-    /// Columns of a new session's window, 2 to 10000 (default 200 on tmux-mcp's own server).
+    /// Columns of a new session (default 200 on tmux-mcp's own server).
     #[schemars(range(min = 2, max = 10_000))]
     pub width: Option<u32>,
-    /// Rows of a new session's window, 2 to 10000 (default 50 on tmux-mcp's own server).
+    /// Rows of a new session (default 50 on tmux-mcp's own server).
     #[schemars(range(min = 2, max = 10_000))]
     pub height: Option<u32>,
     /// For split: below (default) or right.
     pub split: Option<SplitDirection>,
-    /// For split: the new pane's share of the space, 1 to 99 percent.
+    /// For split: the new pane's share of the space, in percent.
     #[schemars(range(min = 1, max = 99))]
     pub size_percent: Option<u8>,
 }

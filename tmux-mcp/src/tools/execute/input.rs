@@ -14,26 +14,25 @@ use crate::terminal::backend::Conn;
 use crate::tools::people::Checked;
 use crate::tools::{Delivery, Guarded, check_typable, paste, press_enter, refuse_nul, type_text};
 
-const SEND_TEXT: &str = "Type text into a pane exactly as given: any Unicode (emoji, CJK), quotes, $, backslashes, ; and #{...} arrive unchanged, and newlines arrive as newlines (each one is Enter to a shell). enter=true then presses Enter as a separate key. \
-Use it for interactive programs (REPLs, prompts, editors in insert mode) and to answer questions; for shell commands prefer run, which also returns output and exit status. Key names like C-c are NOT interpreted here: use send_keys for keys. \
-Returns how the text was delivered and the output cursor from just before typing: pass it to wait_for_output to see the reaction. \
-Refuses a pane in copy mode (keys would go to the mode; force=true sends anyway) and a pane whose program has exited; refuses with human_typing (retryable, nothing typed) while a person types into the pane or its shell holds a command line tmux-mcp did not type.";
+const SEND_TEXT: &str = "Type text into a pane exactly: any Unicode, quotes, $, backslashes and #{...} arrive unchanged; each newline is Enter to a shell. enter=true then presses Enter as a separate key. \
+For interactive programs (REPLs, prompts, editors) and answering questions; for shell commands prefer run. Key names like C-c are not interpreted: use send_keys. \
+Returns the output cursor from before typing, for wait_for_output. Refuses a pane in copy mode (force=true types anyway) or whose program exited. human_typing: a person is typing there; nothing was typed, retry later.";
 
 /// Arguments of `send_text`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendTextArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// The text to type, exactly.
+    /// The text, typed exactly.
     pub text: String,
-    /// Press Enter after the text, as a separate key (default false).
+    /// Then press Enter, as a separate key.
     #[serde(default)]
     pub enter: bool,
-    /// Type even if the pane is in copy mode (the mode gets the keys).
+    /// Type even in copy mode (the mode gets the keys).
     #[serde(default)]
     pub force: bool,
-    /// Type even though a person is typing into the pane or its shell holds a line tmux-mcp did not type (the text joins theirs). Explicit, recorded in the audit log and named in the reply; only when the person asked for it.
+    /// Type even while a person types there or has a line pending (joining it). Only if they asked; audited.
     #[serde(default)]
     pub over_person: bool,
 }
@@ -69,19 +68,16 @@ impl Summary for SendTextResult {
     }
 }
 
-const SEND_KEYS: &str = "Press keys in a pane, by name, in order: never typed as text. \
-Names: Enter, Escape, Tab, BTab (shift-tab), Space, BSpace (backspace), Up, Down, Left, Right, Home, End, PPage/PageUp, NPage/PageDown, IC/Insert, DC/Delete, F1 to F12, or any single character (a, 1, /, é). Modifiers as prefixes: C- (ctrl), M- (alt/meta), S- (shift), combinable: C-c (interrupt), C-d (end of input), C-z, C-l, C-r, M-x, M-b, C-M-f, S-Up. C- works with letters, digits and @ [ \\ ] ^ _ ? ! # ( ) + , - . : ; < = > ' ` /. \
-Use it to interrupt (C-c), confirm, navigate menus and TUIs, or leave copy mode (q). Text goes through send_text. \
-Returns the keys pressed, whether the pane is in copy mode, and the output cursor from before the keys. \
-Fails on an unknown key name (nothing is sent then).";
+const SEND_KEYS: &str = "Press keys in a pane by name, in order (never typed as text): Enter, Escape, Tab, BTab (shift-tab), Space, BSpace, Up, Down, Left, Right, Home, End, PageUp, PageDown, Insert, Delete, F1 to F12, or one character. Modifiers, combinable: C- (ctrl; letters, digits, most punctuation), M- (alt), S- (shift): C-c (interrupt), C-d (end of input), C-z, M-x, C-M-f, S-Up. \
+To interrupt, confirm, move through menus and TUIs, or leave copy mode (q); text goes through send_text. Returns whether the pane was in copy mode and the output cursor from before. An unknown name sends nothing.";
 
 /// Arguments of `send_keys`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SendKeysArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// Key names, pressed in order, like ["C-c"] or ["Down", "Down", "Enter"].
+    /// Key names, pressed in order: ["C-c"], ["Down", "Enter"].
     pub keys: Vec<String>,
 }
 
@@ -118,28 +114,26 @@ impl Summary for SendKeysResult {
     }
 }
 
-const PASTE_TEXT: &str = "Paste text into a pane through a tmux paste buffer, as a bracketed paste by default: programs that support it (shells, editors, chat TUIs) take the whole text as one paste instead of running each line, and it is fast for long text. enter=true presses Enter afterwards as a separate key (to submit). \
-Use it for long or multi-line input to programs; for exact keystrokes use send_text. Newlines are delivered as carriage returns, as a terminal paste does. \
-Returns bytes delivered and the output cursor from just before the paste. \
-Refuses a pane in copy mode (force=true pastes anyway) and a pane whose program has exited; refuses with human_typing (retryable, nothing typed) while a person types into the pane or its shell holds a command line tmux-mcp did not type.";
+const PASTE_TEXT: &str = "Paste text through a tmux paste buffer, bracketed by default: shells, editors and chat TUIs take it as one paste instead of running each line, and long text is fast. Newlines arrive as carriage returns. enter=true then presses Enter (to submit). \
+For long or multi-line input; for exact keystrokes use send_text. Returns the bytes delivered and the output cursor from before. Refuses like send_text (copy mode, exited program, human_typing).";
 
 /// Arguments of `paste_text`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PasteTextArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
     /// The text to paste.
     pub text: String,
-    /// Press Enter after the paste, as a separate key (default false).
+    /// Then press Enter, as a separate key.
     #[serde(default)]
     pub enter: bool,
-    /// Wrap in bracketed-paste markers when the program asked for them (default true).
+    /// Use bracketed-paste markers if the program asked for them (default true).
     pub bracketed: Option<bool>,
-    /// Paste even if the pane is in copy mode.
+    /// Paste even in copy mode.
     #[serde(default)]
     pub force: bool,
-    /// Paste even though a person is typing into the pane or its shell holds a line tmux-mcp did not type (the text joins theirs). Explicit, recorded in the audit log and named in the reply; only when the person asked for it.
+    /// Paste even while a person types there or has a line pending (joining it). Only if they asked; audited.
     #[serde(default)]
     pub over_person: bool,
 }

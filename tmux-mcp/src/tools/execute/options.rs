@@ -10,9 +10,7 @@ use tmux_control::command::{OptionScope, SetEnvironment, SetOption, ShowOption};
 use crate::mcp::server::TmuxMcp;
 use crate::reply::{Json, Summary, ToolError};
 
-const SET_OPTION: &str = "Set (or unset) a tmux option: scope server, session, window or pane; with target for one session/window/pane, or global=true for the default of every one. Examples: scope=window name=mode-keys value=vi; scope=session name=status value=off; scope=pane name=remain-on-exit value=on. \
-This is in the execute toolset because some options run commands (default-command, status formats with #(...)). \
-Returns the option's value afterwards. Fails if the option name is unknown or the value invalid for it.";
+const SET_OPTION: &str = "Set or unset a tmux option of the server, a session, window or pane (target), or its global default (global=true). Examples: scope=window name=mode-keys value=vi; scope=session name=status value=off; scope=pane name=remain-on-exit value=on. Returns the value afterwards.";
 
 /// Which options table `set_option` addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
@@ -32,18 +30,18 @@ pub(crate) enum OptionScopeArg {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SetOptionArgs {
-    /// server, session, window or pane.
+    /// The option's scope.
     pub scope: OptionScopeArg,
-    /// The option's name, like history-limit or @my-option.
+    /// The option, like history-limit or @my-option.
     pub name: String,
     /// The value (omit with unset=true).
     pub value: Option<String>,
-    /// Unset the option instead (it falls back to the global default).
+    /// Unset it (it falls back to the global default).
     #[serde(default)]
     pub unset: bool,
-    /// The session, window or pane it applies to (an id or an exact name); omit with global=true or for scope=server.
+    /// The session, window or pane; omit with global=true or scope=server.
     pub target: Option<String>,
-    /// Set the global default instead of one target's value.
+    /// Set the global default instead.
     #[serde(default)]
     pub global: bool,
 }
@@ -78,8 +76,7 @@ impl Summary for SetOptionResult {
     }
 }
 
-const SET_ENVIRONMENT: &str = "Set (or unset) an environment variable in tmux's environment for processes started later: of one session (target) or global (global=true). It does not change programs already running; for one command prefer `env NAME=value command` in run. \
-Returns what was changed. Fails if the name is empty or contains '=', or the target does not exist.";
+const SET_ENVIRONMENT: &str = "Set or unset a variable in tmux's environment, of one session (target) or global (global=true), for processes started later; running ones keep theirs (for one command, run `env NAME=value command`). Returns what changed.";
 
 /// Arguments of `set_environment`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
@@ -92,7 +89,7 @@ pub(crate) struct SetEnvironmentArgs {
     /// Remove the variable instead.
     #[serde(default)]
     pub unset: bool,
-    /// The session whose environment changes (an id or an exact name); omit with global=true.
+    /// The session; omit with global=true.
     pub target: Option<String>,
     /// Change the global environment.
     #[serde(default)]

@@ -13,23 +13,21 @@ use crate::reply::{Json, Summary, ToolError};
 use crate::tools::Guarded;
 use crate::tools::execute::{check_cwd, check_env};
 
-const RESPAWN: &str = "Restart the program in a pane, keeping the pane (same id, place and output log): after the program exited, or to replace a stuck one (kill=true, the default, ends the running program first). \
-command replaces what it runs (default: what it ran before, or the default shell); cwd and env as in create_terminal. \
-Returns the output cursor from just before the restart. Refuses tmux-mcp's own pane and the pane its client runs in. Fails if the target does not exist, or if kill=false and the program is still running.";
+const RESPAWN: &str = "Restart the program in a pane, keeping the pane (same id, place and output log): after its program exited, or to replace a stuck one (kill, default true, ends it first). command replaces what it runs. Returns the output cursor from just before the restart.";
 
 /// Arguments of `respawn`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RespawnArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
     /// Shell command to run (default: what the pane ran before).
     pub command: Option<String>,
-    /// Working directory (an existing directory).
+    /// Working directory (must exist).
     pub cwd: Option<String>,
     /// Environment variables for the new process.
     pub env: Option<BTreeMap<String, String>>,
-    /// End a program that is still running first (default true).
+    /// End a still-running program first (default true; false fails on one).
     pub kill: Option<bool>,
 }
 

@@ -15,17 +15,14 @@ use crate::terminal::actors::PaneActorsEntry;
 use crate::terminal::presence::{self, People};
 use crate::tools::inspect::{StateFacts, facts};
 
-const LIST_TERMINALS: &str = "List every terminal on the tmux server tmux-mcp drives: sessions, their windows and panes, with each pane's id, size, foreground command, working directory, title, whether its program has exited (and the exit status), whether it is in copy mode or on the alternate screen (a full-screen program), and its output cursor if it is followed. \
-Use it first to find targets, and whenever an id stops working. \
-Returns a tree (sessions > windows > panes) and the command a human runs to watch each session. tmux-mcp's own control session is hidden unless include_internal is true. \
-With remote hosts configured (--host), the local tree also lists each host's terminals under `hosts`, or why the host cannot be reached; with host set, only that host's. \
-Fails only if tmux cannot be reached (the local one, or the named host's).";
+const LIST_TERMINALS: &str = "List every terminal on tmux-mcp's tmux server as a tree (sessions > windows > panes): each pane's id, size, command, cwd, title, exit status, copy mode, alternate screen (a full-screen program) and output cursor, and each session's attach command for humans. Use it first to find targets, and when an id stops working. \
+With remote hosts (--host), each host's terminals are under `hosts` (or why it cannot be reached); with host set, only that host's.";
 
 /// Arguments of `list_terminals`.
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListTerminalsArgs {
-    /// Also list tmux-mcp's own control session (default false).
+    /// Also list tmux-mcp's own control session.
     #[serde(default)]
     pub include_internal: bool,
 }
@@ -256,15 +253,14 @@ fn write_sessions(s: &mut String, sessions: &[SessionEntry]) {
     }
 }
 
-const PANE_INFO: &str = "Everything about one pane: ids and indexes, foreground command, working directory, title, process id, size, cursor position, whether its program has exited and with what status, whether it is in copy mode or on the alternate screen (full-screen program), scrollback size, whether tmux-mcp follows its output and the current output cursor, how a human attaches to watch it, which people (human tmux clients) watch it or are typing into it, and what the terminal is doing (state: at_prompt, running, waiting_for_input, starting, exited) with the evidence (shell marks, the foreground process, whether it reads the terminal, whether echo is off). \
-Use it before typing into a pane you did not create, or to check whether a program is still running. \
-Fails if the target does not exist.";
+const PANE_INFO: &str = "Everything about one pane: ids, command, cwd, title, pid, size, cursor position, exit status, copy mode, alternate screen, scrollback size, output cursor, attach command, the people watching or typing into it, and its state (at_prompt, running, waiting_for_input, starting, exited) with the evidence. \
+Use it before typing into a pane you did not create, or to check whether a program still runs.";
 
 /// Arguments of `pane_info`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct PaneInfoArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
 }
 

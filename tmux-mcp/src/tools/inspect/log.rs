@@ -36,21 +36,20 @@ fn is_text(kind: &&'static str) -> bool {
     *kind == "text"
 }
 
-const READ_LOG: &str = "Read a terminal's cooked log: its output as the lines a human saw (carriage returns, backspaces, erases and cursor motion applied; a full-screen program like vim or less is one line), each with a line number that stays the same for later reads, searches, regions and after a restart of tmux-mcp. \
-The log is kept on disk (bounded by --log-bytes, 8 MiB per terminal), so it reaches further back than tmux's scrollback. \
-Give from_line to read forward from a line (from an earlier reply's next_line, a search match or a region), else the last last_lines lines (default 100). The last live_lines lines are still on the screen and can change. Secrets are masked. Fails if the target does not exist.";
+const READ_LOG: &str = "Read a terminal's cooked log: its output as the lines a human saw (cursor motion and erases applied; a full-screen program like vim is one line), numbered stably across reads, searches, regions and tmux-mcp restarts. Kept on disk (--log-bytes, 8 MiB per terminal), it reaches further back than the scrollback. \
+from_line reads forward from a line (a next_line, a match, a region); else the last last_lines lines. The last live_lines lines are still on screen and may change.";
 
 /// Arguments of `read_log`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadLogArgs {
-    /// The pane: an id like `%3` or an exact name `session`, `session:window.pane`.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// Read from this line number on.
+    /// Read from this line on.
     pub from_line: Option<u64>,
-    /// Without from_line: how many of the last lines (default 100; more than 10000 counts as 10000).
+    /// Without from_line: how many last lines (default 100, at most 10000).
     pub last_lines: Option<u64>,
-    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
+    /// Reply size budget in bytes (default 8192, at least 2048).
     pub max_bytes: Option<usize>,
 }
 
@@ -108,18 +107,18 @@ impl Summary for ReadLogResult {
     }
 }
 
-const SEARCH_LOG: &str = "Search a terminal's cooked log (see read_log) for a regular expression (Rust regex syntax) or, with literal=true, a plain string. \
-Returns each matching line with its line number (pass it to read_log from_line to read around it), at most max_matches (default 50); total_matches tells how many there were. Searches the whole log tmux-mcp kept, on disk, also from before a restart. Secrets are masked before searching. Fails if the pattern is invalid or the target does not exist.";
+const SEARCH_LOG: &str = "Search a terminal's cooked log (see read_log: all of it, on disk, also from before a restart) for a regex (Rust syntax) or, with literal=true, a plain string. \
+Returns the matching lines with their line numbers, to read around with read_log from_line; total_matches counts all matches.";
 
 /// Arguments of `search_log`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchLogArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// The regular expression (or plain text with literal=true).
+    /// A regex, or a plain string with literal=true.
     pub pattern: String,
-    /// Match the pattern as plain text.
+    /// pattern is a plain string.
     #[serde(default)]
     pub literal: bool,
     /// Ignore case.

@@ -152,19 +152,19 @@ pub(crate) async fn facts(conn: &Conn, po: &PaneOutput, row: &PaneInfo) -> State
     }
 }
 
-const WAIT_FOR_STATE: &str = "Wait until a terminal is in one of the given states: at_prompt (a shell waits for a command line), running, waiting_for_input (the foreground program is blocked reading the terminal: a prompt, read, a password), exited, starting. \
-Decided from the shell's own marks where it has shell integration, from tmux's pushed pane state, and from the kernel (the foreground process and whether it reads the terminal; echo off while a program other than the shell's line editor reads means a secret is asked for). It looks again whenever the pane prints, its state changes, or at the progress heartbeat (once a second), and returns within milliseconds of the state being reached. \
-Bounded by timeout_secs (default 30, capped by the server), with progress notifications, cancellable. Returns status matched (with the state and its evidence) or timeout (with the state seen last), and a cursor. Fails if the target does not exist or states is empty.";
+const WAIT_FOR_STATE: &str = "Wait until a terminal is in one of the given states: at_prompt (a shell waits for a command line), running, waiting_for_input (the program blocks reading the terminal: a prompt, read, a password), exited, starting. \
+Judged from shell integration marks, tmux, and the kernel (the foreground process, terminal reads, echo off: a secret). \
+Returns status matched (the state and its evidence) or timeout (the last state seen), and a cursor.";
 
 /// Arguments of `wait_for_state`.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct WaitForStateArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
     /// The states to wait for (any of them).
     pub states: Vec<TerminalState>,
-    /// Give up after this many seconds (default 30, capped by the server).
+    /// Default 30 s; capped at the server's maximum (60).
     pub timeout_secs: Option<f64>,
 }
 

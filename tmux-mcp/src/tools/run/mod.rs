@@ -51,11 +51,10 @@ enum Started {
 
 // ---------------------------------------------------------------- run
 
-const RUN: &str = "Run one shell command in a terminal whose shell waits at its prompt, wait for it to finish, and return its output and exact exit status. \
-In a bash, zsh or fish with shell integration (mode=integrated: terminals made by create_terminal, panes opened on tmux-mcp's own server, or integrate=true) the command is typed exactly as given and the shell's own marks give its output, $? and pipestatus; in other shells (mode=wrapped) it is typed between two invisible markers. The result holds only the command's own output; cd and variables persist; multi-line commands work. \
-Bounded by timeout_secs (default 30, capped by the server), with progress notifications. Still running then: status=running and a run_id; call run with run_id to keep waiting. send_keys [\"C-c\"] interrupts: in an integrated shell the run completes with 130 and the pane is free. A command that reads the terminal returns at once with status=waiting_for_input, its prompt line and echo (false: a secret is asked for): answer with send_text, then resume. \
-Returns status (completed, running, waiting_for_input, shell_starting, pane_exited, pane_gone, abandoned, interrupted, shell_replaced), exit_status, pipestatus, mode, output (secrets masked; the whole reply stays within max_bytes, 8 KB by default: long output comes in the text only, failure-like lines first, then head and tail and cursors for read_output; structured output is then null, with highlights and omitted), losses when output is missing, and cursors. \
-Refuses a pane in copy mode, a full-screen program or a non-shell (force=true skips these two), and a pane with a command still running (force=true gives that run up: resuming it answers abandoned; respawn does too). Refuses with human_typing (retryable, nothing typed; force does not override it) while a person types into the pane or its shell holds a command line tmux-mcp did not type.";
+const RUN: &str = "Run one shell command in a pane whose shell waits at its prompt, wait for it to end, and return its output and exact exit_status (and pipestatus). cd and variables persist; multi-line commands work. For interactive programs use send_text. \
+In bash, zsh or fish with shell integration (mode=integrated: panes from create_terminal, or integrate=true) the command is typed as given; other shells get it between invisible markers (mode=wrapped). output is only the command's own; a long one is in the text only (failure-like lines, head, tail, cursors for read_output) and output is null. \
+status=running: timeout_secs passed; call run with run_id to keep waiting, or send_keys [\"C-c\"] to interrupt. status=waiting_for_input: it reads the terminal (echo=false: a secret); answer with send_text, then resume with run_id. \
+A refusal says why and what to do. human_typing: a person is typing there; nothing was typed, retry later.";
 
 fn ms(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)

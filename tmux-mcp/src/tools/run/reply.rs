@@ -16,24 +16,24 @@ use crate::tools::{Excerpt, Omitted};
 #[derive(Debug, Clone, Default, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RunArgs {
-    /// The pane whose shell runs the command: an id like `%3` or an exact name. Required with command.
+    /// The pane whose shell runs it: `%3` or an exact name. Required with command.
     pub target: Option<String>,
-    /// The shell command line to run. Give either command or run_id.
+    /// The command line. Give command or run_id.
     pub command: Option<String>,
-    /// Resume waiting for an earlier run that replied status=running.
+    /// Resume waiting for a run that replied status=running.
     pub run_id: Option<String>,
-    /// Wait at most this many seconds (default 30; a larger number than the server's maximum, 60 unless configured, counts as that maximum).
+    /// Default 30 s; capped at the server's --max-wait-secs (60).
     #[schemars(range(min = 0))]
     pub timeout_secs: Option<f64>,
-    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
+    /// Reply size budget in bytes (default --max-reply-bytes, 8192; at least 2048).
     pub max_bytes: Option<usize>,
-    /// Skip the checks that the pane runs a POSIX shell and no full-screen program.
+    /// Type even where a check refuses: a non-shell, a full-screen program, pending input, a busy shell, a run in progress (it is then abandoned).
     #[serde(default)]
     pub force: bool,
-    /// Type the command even though a person is typing into the pane or its shell holds a line tmux-mcp did not type (the command joins their line). Explicit, recorded in the audit log and named in the reply; only when the person asked for it.
+    /// Type even while a person types there or has a line pending (joining it). Only if they asked; audited.
     #[serde(default)]
     pub over_person: bool,
-    /// Load shell integration into the pane's shell first, if it is bash, zsh or fish running without it (a terminal created with a command, or by someone else). The line that loads it is typed once and stays on the screen. Default: the server's --integrate-existing (off unless set); false never loads it.
+    /// First load shell integration into a bash, zsh or fish that lacks it (the loading line stays on screen). Default: the server's --integrate-existing (off); false never loads it.
     #[serde(default)]
     pub integrate: Option<bool>,
 }
@@ -212,7 +212,7 @@ impl Summary for RunResult {
                 self.pane, self.elapsed_ms
             ),
             RunStatus::Running => format!(
-                "Command still running in pane {} after {} ms. To keep waiting call run with run_id={:?}; to interrupt use send_keys keys=[\"C-c\"]; if it waits for input, answer with send_text then resume.",
+                "Command still running in pane {} after {} ms. To keep waiting call run with run_id={:?}; to interrupt use send_keys keys=[\"C-c\"], then resume to collect its end; if it waits for input, answer with send_text then resume.",
                 self.pane, self.elapsed_ms, self.run_id
             ),
             RunStatus::PaneExited => format!(

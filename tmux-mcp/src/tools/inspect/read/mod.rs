@@ -34,24 +34,19 @@ use screen::LineRange;
 const WINDOW_CONTEXT: i64 = 1024;
 // ---------------------------------------------------------------- capture_screen
 
-const CAPTURE_SCREEN: &str = "Capture what a pane shows: by default the visible screen as plain text, as a human would see it now. \
-Use it to look at full-screen programs (editors, TUIs, prompts) and the current state of any terminal. \
-For history, give start/end line numbers (0 is the top visible line, negative numbers go back into the scrollback: start=-100 is 100 lines up) or whole_history=true. escapes=true keeps colours and attributes as ANSI escape codes. \
-Returns the lines as text with their line numbers (first_line..last_line), the pane size, cursor position, whether it is in copy mode or on the alternate screen, and a cursor for wait_for_output. Trailing blank lines are dropped. Secrets are masked. When the text is over the size limit, the oldest lines are left out and the reply says which line numbers to ask for. \
-Fails if the target does not exist.";
+const CAPTURE_SCREEN: &str = "What a pane shows now, as plain text: by default the visible screen, as a human sees it. For full-screen programs (editors, TUIs, prompts) and any terminal's current state. \
+start/end read history (0 is the top visible line, negative is scrollback: start=-100); whole_history=true reads all; escapes=true keeps colours as ANSI codes. \
+Returns the lines with their numbers (first_line..last_line), size, cursor position, copy mode, alternate screen, and an output cursor.";
 // ---------------------------------------------------------------- read_output
 
-const READ_OUTPUT: &str = "Read a pane's output history as plain text (escape codes removed, carriage-return overwrites applied). \
-Two ways: (1) with cursor: everything the pane wrote since that cursor (cursors come from other replies: create_terminal, send_text, run, wait_for_output…), exactly once and in order; page through long output by calling again with next_cursor while more is true. This reads tmux-mcp's own log of the pane's output, which starts when tmux-mcp first touched the pane. \
-(2) without cursor: the last last_lines lines (default 100) of the pane's rendered scrollback, including history from before tmux-mcp followed the pane. \
-raw=true returns escape codes too. Returns text (a page small enough to fit the reply twice, about 3 KB by default; max_bytes sets the reply budget), next_cursor (where to continue), more (whether more is already available), missed_bytes if the log no longer holds the start of what you asked for, and losses saying what output is missing and why (evicted from the log, or discarded by tmux). Secrets are masked. \
-Fails if the target does not exist.";
+const READ_OUTPUT: &str = "Read a pane's output as plain text (escape codes removed, overwrites applied). \
+With cursor (from any reply: create_terminal, send_text, run, the waits…): everything written since, exactly once and in order, from tmux-mcp's log of the pane (which starts when tmux-mcp first touched it); while more is true, call again with next_cursor. \
+Without cursor: the last last_lines lines of the scrollback, also from before tmux-mcp followed the pane. \
+missed_bytes and losses say what output is missing and why.";
 // ---------------------------------------------------------------- search_output
 
-const SEARCH_OUTPUT: &str = "Search a pane's whole scrollback and screen for a regular expression (Rust regex syntax) or, with literal=true, a plain string. \
-Use it to find an error, a URL or a value in long output without reading it all. \
-Returns each matching line with its line number (negative = in the scrollback; pass it to capture_screen start/end to read around it) and context_lines lines before and after (default 2). At most max_matches matches (default 50); total_matches tells how many there were. Secrets in the returned lines are masked. \
-Fails if the pattern is not a valid regex or the target does not exist.";
+const SEARCH_OUTPUT: &str = "Search a pane's scrollback and screen for a regex (Rust syntax) or, with literal=true, a plain string: find an error, a URL or a value without reading everything. \
+Returns the matching lines with context_lines around them and their line numbers (negative: scrollback), to read around with capture_screen start/end; total_matches counts all matches.";
 #[tool_router(router = read_router, vis = "pub(super)")]
 impl TmuxMcp {
     #[tool(description = CAPTURE_SCREEN, annotations(title = "Capture screen", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false))]

@@ -16,16 +16,16 @@ use crate::text::{cook, json_len, json_prefix, pane_size};
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadOutputArgs {
-    /// The pane: an id like `%3` or an exact name `session`, `session:window.pane`.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// Read the output log from this cursor (from an earlier reply). Without it, read the last lines of the scrollback.
+    /// Read the output log from this cursor (from a reply). Without it: the last lines of the scrollback.
     pub cursor: Option<u64>,
-    /// Without cursor: how many lines to return (default 100; more than 10000 counts as 10000).
+    /// Without cursor: how many lines (default 100, at most 10000).
     pub last_lines: Option<u64>,
-    /// Keep escape sequences (default false).
+    /// Keep escape sequences.
     #[serde(default)]
     pub raw: bool,
-    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
+    /// Reply size budget in bytes (default 8192, at least 2048).
     pub max_bytes: Option<usize>,
 }
 

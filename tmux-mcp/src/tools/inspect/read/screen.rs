@@ -12,19 +12,19 @@ use crate::reply::Summary;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct CaptureScreenArgs {
-    /// The pane: an id like `%3` (a window `@2` or session `$1` means its active pane) or an exact name `session`, `session:window`, `session:window.pane`.
+    /// The pane: `%3` or an exact name (a window or session means its active pane).
     pub target: String,
-    /// First line to capture: 0 is the top of the visible screen, negative numbers reach back into the scrollback (a number beyond the scrollback or the screen counts as its first or last line).
+    /// First line: 0 is the top of the screen, negative is scrollback (out of range counts as the first or last line).
     pub start: Option<i64>,
-    /// Last line to capture (default: the bottom of the visible screen; not before start).
+    /// Last line (default the screen's bottom; not before start).
     pub end: Option<i64>,
-    /// Capture the whole scrollback and the screen (overrides start/end).
+    /// All of the scrollback and the screen (overrides start/end).
     #[serde(default)]
     pub whole_history: bool,
-    /// Keep colours and attributes as ANSI escape sequences (default false: plain text).
+    /// Keep colours and attributes as ANSI escape sequences.
     #[serde(default)]
     pub escapes: bool,
-    /// Most bytes of text to return (default and maximum: the server's limit, 40000 unless configured; less than 256 counts as 256).
+    /// Most bytes of text (default and maximum: the server's --max-output-bytes, 40000; at least 256).
     pub max_bytes: Option<usize>,
 }
 

@@ -13,19 +13,19 @@ use crate::tools::inspect::matches_header;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchOutputArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// What to look for: a regular expression, or a plain string with literal=true.
+    /// A regex, or a plain string with literal=true.
     pub pattern: String,
-    /// Treat pattern as a plain string (default false).
+    /// pattern is a plain string.
     #[serde(default)]
     pub literal: bool,
-    /// Ignore case (default false).
+    /// Ignore case.
     #[serde(default)]
     pub ignore_case: bool,
-    /// Lines of context before and after each match (default 2; more than 20 counts as 20).
+    /// Lines of context before and after each match (default 2, at most 20).
     pub context_lines: Option<u64>,
-    /// Most matches to return (default 50; more than 500 counts as 500; 0 only counts them).
+    /// Most matches returned (default 50, at most 500; 0 only counts them).
     pub max_matches: Option<u64>,
 }
 

@@ -28,12 +28,11 @@ pub(crate) use types::{ListRegionsArgs, ListRegionsResult, ReadRegionArgs, ReadR
 
 /// Most regions `list_regions` returns.
 const MAX_LIST: usize = 200;
-const LIST_REGIONS: &str = "List the commands a terminal ran, each as a region: its id, command line, working directory, exit status and pipeline statuses, duration (for run), and the cursors of its output. \
-In a shell with shell integration every command line counts, whoever typed it (run, send_text or a human); elsewhere each completed run. The oldest are forgotten after 1000. Fails if the target does not exist.";
+const LIST_REGIONS: &str = "List the commands a terminal ran, as regions: id, command line, cwd, exit status and pipestatus, duration, and output cursors. With shell integration every command line counts, whoever typed it; elsewhere each completed run. The last 1000 are kept.";
 
-const READ_REGION: &str = "Read what one command printed (a region from list_regions; default the last one) and how it ended. The whole reply stays within max_bytes (8 KB by default): a long output comes in the text only, lines that look like failures first, then its first and last lines, then the cursor to read the rest with read_output. Secrets are masked. Fails if the target or the region does not exist.";
+const READ_REGION: &str = "Read what one command printed (a region from list_regions; default the last) and how it ended. A long output is cut to fit max_bytes: failure-like lines first, then its first and last lines, and a cursor to read the rest with read_output.";
 
-const SEARCH_REGIONS: &str = "Search the output of one region or of every region of a terminal for a regular expression (or a plain string with literal=true). Each match names its region and whether it is in the command's output or in its command line (a command line is not output, so a search for an error string does not count the command that grepped for it). Secrets are masked before searching. Fails if the pattern is invalid or the target does not exist.";
+const SEARCH_REGIONS: &str = "Search the output of one region (id) or of all of a terminal's regions for a regex (Rust syntax) or, with literal=true, a plain string. Each match names its region and whether it is in the output or in the command line (a grep for an error is not the error).";
 
 #[tool_router(router = regions_router, vis = "pub(super)")]
 impl TmuxMcp {

@@ -10,19 +10,19 @@ use crate::reply::Summary;
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct SearchRegionsArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// What to find: a regular expression (Rust syntax), or a plain string with literal=true.
+    /// A regex, or a plain string with literal=true.
     pub pattern: String,
-    /// Treat pattern as a plain string (default false).
+    /// pattern is a plain string.
     #[serde(default)]
     pub literal: bool,
-    /// Ignore case (default false).
+    /// Ignore case.
     #[serde(default)]
     pub ignore_case: bool,
-    /// Search only this region (default: every region the pane has).
+    /// Search only this region (default: all).
     pub id: Option<u64>,
-    /// Most matches to return (default 50, at most 500).
+    /// Most matches returned (default 50, at most 500).
     pub max_matches: Option<u32>,
 }
 

@@ -55,7 +55,7 @@ pub(crate) struct RegionEntry {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ListRegionsArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
     /// Only the last this many (default 50, at most 200).
     pub last: Option<u32>,
@@ -116,11 +116,11 @@ impl Summary for ListRegionsResult {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ReadRegionArgs {
-    /// The pane: an id like `%3` or an exact name.
+    /// The pane: `%3` or an exact name.
     pub target: String,
-    /// The region's id (from list_regions); default the last one.
+    /// The region's id (from list_regions); default the last.
     pub id: Option<u64>,
-    /// Size budget of the whole reply in bytes (default: the server's --max-reply-bytes, 8192; at least 2048).
+    /// Reply size budget in bytes (default 8192, at least 2048).
     pub max_bytes: Option<usize>,
 }
 
