@@ -36,22 +36,7 @@ pub(super) fn read(tool: &Tool, words: &[String]) -> Result<Asked, Usage> {
         && first.as_str() != "-h"
     {
         let text = words.next().map(String::as_str).unwrap_or_default();
-        match serde_json::from_str::<Value>(text) {
-            Ok(Value::Object(object)) => arguments = object,
-            Ok(other) => {
-                return Err(Usage(format!(
-                    "the arguments of {} must be a JSON object, not {}",
-                    tool.name,
-                    kind_of(&other)
-                )));
-            }
-            Err(e) => {
-                return Err(Usage(format!(
-                    "the arguments of {} are not valid JSON ({e}): {text}",
-                    tool.name
-                )));
-            }
-        }
+        arguments = object(&tool.name, text)?;
     }
     let properties = tool
         .input_schema
@@ -116,6 +101,20 @@ pub(super) fn read(tool: &Tool, words: &[String]) -> Result<Asked, Usage> {
         }
     }
     Ok(Asked::Call(arguments))
+}
+
+/// The arguments of `tool` given as one JSON object.
+pub(super) fn object(tool: &str, text: &str) -> Result<Map<String, Value>, Usage> {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(object)) => Ok(object),
+        Ok(other) => Err(Usage(format!(
+            "the arguments of {tool} must be a JSON object, not {}",
+            kind_of(&other)
+        ))),
+        Err(e) => Err(Usage(format!(
+            "the arguments of {tool} are not valid JSON ({e}): {text}"
+        ))),
+    }
 }
 
 /// A flag's value as the argument's schema wants it: a string where

@@ -37,14 +37,15 @@ mod arguments;
 mod print;
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use rmcp::ServiceExt as _;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientCapabilities, ClientConfig, Implementation,
-    MetaObject, RequestMetaObject, Tool,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, ErrorCode, Implementation, MetaObject,
+    RequestMetaObject, Tool,
 };
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServiceExt as _};
 use serde_json::Value;
 
 use crate::config::{CallArgs, Cli, Config};
@@ -60,96 +61,272 @@ pub const USAGE: u8 = 2;
 /// the actor its audit lines and replies name.
 pub const CLIENT_NAME: &str = "tmux-mcp-call";
 
-/// How long the runtime's last tasks may delay the exit (a true timer).
-const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
-
 /// Runs `tmux-mcp call`: returns the process's exit status.
 pub fn main(cli: &Cli, args: &CallArgs) -> ExitCode {
-    match call(cli, args) {
-        Ok(code) => ExitCode::from(code),
-        Err(Usage(message)) => {
-            eprintln!("tmux-mcp call: {message}");
-            ExitCode::from(USAGE)
-        }
-    }
+    let outcome = match call(cli, args) {
+        Ok(outcome) => outcome,
+        Err(usage) => usage.into(),
+    };
+    ExitCode::from(outcome.finish())
 }
 
-fn call(cli: &Cli, args: &CallArgs) -> Result<u8, Usage> {
-    let config = Config::from_cli(cli).map_err(|e| Usage(e.to_string()))?;
-    let server = TmuxMcp::new(config).map_err(|e| Usage(e.to_string()))?;
-    let tools = server.documented_tools();
+/// How long an in-process call waits for the durable logs to hold what it
+/// saw before it ends.
+const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// How long the runtime's tasks may take to end once the answer is in (a
+/// true timer). They hold nothing that needs them: the audit log is synced,
+/// the durable log written as the output came, and the tmux clients end
+/// when their pipes close with this process.
+const DROP_GRACE: std::time::Duration = std::time::Duration::from_millis(1);
+
+fn call(cli: &Cli, args: &CallArgs) -> Result<Outcome, Usage> {
     if args.help && args.tool.is_none() {
         use clap::CommandFactory as _;
         let mut command = Cli::command();
         if let Some(call) = command.find_subcommand_mut("call") {
             let _ = call.print_long_help();
         }
-        return Ok(0);
+        return Ok(Outcome::default());
     }
-    if args.list {
-        print!("{}", print::list(&tools));
-        return Ok(0);
-    }
-    let Some(name) = args.tool.as_deref() else {
-        return Err(Usage(format!(
-            "name a tool: tmux-mcp call TOOL [JSON] [--NAME VALUE]... (`tmux-mcp call TOOL --help` for one)\n\n{}",
-            print::list(&tools)
-        )));
-    };
-    let Some(tool) = tools.iter().find(|t| t.name == name) else {
-        return Err(Usage(unknown_tool(name, &tools)));
-    };
-    let (words, args) = own_flags(tool, args)?;
-    let args = &args;
-    if args.help {
-        print!("{}", arguments::help(tool));
-        return Ok(0);
-    }
-    let arguments = match arguments::read(tool, &words)? {
-        Asked::Help => {
-            print!("{}", arguments::help(tool));
-            return Ok(0);
-        }
-        Asked::Call(arguments) => arguments,
-    };
-    if args.exit_status && name != "run" {
-        return Err(Usage(format!(
-            "--exit-status is for run (a command's exit status), not {name}"
-        )));
-    }
-    let style = Style {
-        json: args.json || (!args.text && !std::io::stdout().is_terminal()),
-        pretty: std::io::stdout().is_terminal(),
-        exit_status: args.exit_status,
-    };
+    let config = Config::from_cli(cli).map_err(|e| Usage(e.to_string()))?;
     let actor = cli.actor.as_deref().and_then(crate::config::actor_name);
+    let state_dir = config
+        .state_dir
+        .clone()
+        .unwrap_or_else(crate::terminal::backend::default_state_dir);
+    // No tool has an argument named `unix`: it is the call's wherever it is.
     let shared = args
         .unix
         .clone()
-        .or_else(|| crate::transport::shared::serving(&server.state_dir()));
-    let request = request(tool, arguments, actor.as_deref());
+        .or_else(|| unix_among(&args.arguments))
+        .or_else(|| crate::transport::shared::serving(&state_dir));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
         .build()
         .map_err(|e| Usage(format!("cannot start the async runtime: {e}")))?;
-    let answer = runtime.block_on(async {
-        match &shared {
-            Some(socket) => {
-                drop(server);
-                through_socket(socket, actor.as_deref(), request).await
+    let outcome = runtime.block_on(async {
+        let session = match &shared {
+            Some(socket) => Session::shared(socket, actor.as_deref()).await,
+            None => Session::in_process(config, actor.as_deref(), calls_a_tool(args)).await,
+        };
+        match session {
+            Ok(session) => {
+                let outcome = match session.conversation(args, actor.as_deref()).await {
+                    Ok(outcome) => outcome,
+                    Err(usage) => usage.into(),
+                };
+                session.close().await;
+                outcome
             }
-            None => in_process(server, actor.as_deref(), request).await,
+            Err(failure) => failure,
         }
     });
-    // A true timer: a bound on the runtime's last tasks (the tmux
-    // connection's reader) as the process ends.
-    runtime.shutdown_timeout(EXIT_GRACE);
-    let outcome = match answer {
-        Ok(response) => print::outcome(response, &style, shared.is_some()),
-        Err(failure) => failure,
-    };
-    Ok(outcome.finish())
+    // A true timer: see DROP_GRACE.
+    runtime.shutdown_timeout(DROP_GRACE);
+    Ok(outcome)
+}
+
+/// Whether the command line calls a tool (not only a list or a help).
+fn calls_a_tool(args: &CallArgs) -> bool {
+    args.tool.is_some()
+        && !args.list
+        && !args.help
+        && !args.arguments.iter().any(|w| w == "--help" || w == "-h")
+}
+
+/// The path after a `--unix` among the tool's arguments, if any.
+fn unix_among(words: &[String]) -> Option<PathBuf> {
+    let mut words = words.iter();
+    while let Some(word) = words.next() {
+        if word == "--unix" {
+            return words.next().map(PathBuf::from);
+        }
+        if let Some(path) = word.strip_prefix("--unix=") {
+            return Some(PathBuf::from(path));
+        }
+    }
+    None
+}
+
+/// An MCP session with the server that answers the call: a shared one, or
+/// one made in this process.
+struct Session {
+    client: RunningService<RoleClient, ClientConfig>,
+    /// In this process: the server (its audit log is synced at the end)
+    /// and the task serving the session.
+    local: Option<(TmuxMcp, tokio::task::JoinHandle<()>)>,
+    shared: bool,
+}
+
+impl Session {
+    /// A session with the shared server at `socket`.
+    async fn shared(socket: &Path, actor: Option<&str>) -> Result<Self, Outcome> {
+        let stream = tokio::net::UnixStream::connect(socket).await.map_err(|e| {
+            Outcome::failed(format!(
+                "cannot reach the shared server at {}: {e}; start it with `tmux-mcp serve --unix {}`",
+                socket.display(),
+                socket.display()
+            ))
+        })?;
+        let (read, write) = stream.into_split();
+        Ok(Self {
+            client: handshake(client_config(actor).serve((read, write)).await)?,
+            local: None,
+            shared: true,
+        })
+    }
+
+    /// A session with a server made here with `config`, served over an
+    /// in-memory duplex.
+    /// With `warm`, the connection to tmux is made meanwhile (the call will
+    /// need it): the tmux client starts while the session is set up.
+    async fn in_process(config: Config, actor: Option<&str>, warm: bool) -> Result<Self, Outcome> {
+        let server = TmuxMcp::new(config).map_err(|e| Outcome::from(Usage(e.to_string())))?;
+        if warm {
+            let backend = server.backend.clone();
+            // The call's own request for the connection waits for this
+            // one, or makes it again (and reports why) if it failed.
+            tokio::spawn(async move { drop(backend.conn().await) });
+        }
+        let (client_end, server_end) = tokio::io::duplex(1 << 20);
+        let served = server.clone();
+        let task = tokio::spawn(async move {
+            let (read, write) = tokio::io::split(server_end);
+            match served.serve((read, write)).await {
+                Ok(running) => {
+                    let _ = running.waiting().await;
+                }
+                Err(e) => tracing::debug!("the in-process session did not start: {e}"),
+            }
+        });
+        let (read, write) = tokio::io::split(client_end);
+        Ok(Self {
+            client: handshake(client_config(actor).serve((read, write)).await)?,
+            local: Some((server, task)),
+            shared: false,
+        })
+    }
+
+    /// Ends the session (and, in this process, its server's work).
+    async fn close(self) {
+        let _ = self.client.cancel().await;
+        if let Some((server, task)) = self.local {
+            // The client's end is closed: the session ends, its task with it.
+            let _ = task.await;
+            // What this process saw goes on disk for the next one: the
+            // output and the regions of the runs (a true timer bounds it).
+            let settled = server.backend.settle_logs();
+            if tokio::time::timeout(SETTLE, settled).await.is_err() {
+                tracing::warn!("the durable logs did not catch up within {SETTLE:?}");
+            }
+            crate::transport::stdio::sync_audit_log(&server);
+        }
+    }
+
+    /// Reads the tools from the server, the command line against them, and
+    /// makes the call (or lists the tools, or shows a tool's help).
+    async fn conversation(&self, args: &CallArgs, actor: Option<&str>) -> Result<Outcome, Usage> {
+        // A call whose arguments are one JSON object (or none) needs no
+        // schema here: it goes at once, and the server checks it. Only an
+        // answer that the tool is unknown brings the list, to say more.
+        let mut refused = None;
+        if let Some(name) = args.tool.as_deref()
+            && !args.list
+            && !args.help
+            && args.arguments.len() <= 1
+            && args.arguments.iter().all(|word| !word.starts_with('-'))
+        {
+            let arguments = match args.arguments.first() {
+                None => serde_json::Map::new(),
+                Some(text) => arguments::object(name, text)?,
+            };
+            if args.exit_status && name != "run" {
+                return Err(Usage(format!(
+                    "--exit-status is for run (a command's exit status), not {name}"
+                )));
+            }
+            let request = request(name, arguments, actor);
+            match self.client.call_tool_once(request).await {
+                Ok(response) => return Ok(print::outcome(response, &style(args), self.shared)),
+                Err(rmcp::ServiceError::McpError(e)) if e.code == ErrorCode::INVALID_PARAMS => {
+                    refused = Some(rmcp::ServiceError::McpError(e));
+                }
+                Err(e) => return Ok(print::service_error(e)),
+            }
+        }
+        let tools = self
+            .client
+            .list_all_tools()
+            .await
+            .map_err(|e| Usage(format!("the server did not list its tools: {e}")))?;
+        if args.list {
+            return Ok(Outcome::printed(print::list(&tools)));
+        }
+        let Some(name) = args.tool.as_deref() else {
+            return Err(Usage(format!(
+                "name a tool: tmux-mcp call TOOL [JSON] [--NAME VALUE]... (`tmux-mcp call TOOL --help` for one)\n\n{}",
+                print::list(&tools)
+            )));
+        };
+        let Some(tool) = tools.iter().find(|t| t.name == name) else {
+            return Err(Usage(unknown_tool(name, &tools)));
+        };
+        if let Some(refused) = refused {
+            // The server knows the tool and refused the call: never twice.
+            return Ok(print::service_error(refused));
+        }
+        let (words, args) = own_flags(tool, args)?;
+        let asked = if args.help {
+            Asked::Help
+        } else {
+            arguments::read(tool, &words)?
+        };
+        let arguments = match asked {
+            Asked::Help => return Ok(Outcome::printed(arguments::help(&documented(tool)))),
+            Asked::Call(arguments) => arguments,
+        };
+        if args.exit_status && name != "run" {
+            return Err(Usage(format!(
+                "--exit-status is for run (a command's exit status), not {name}"
+            )));
+        }
+        let answer = self
+            .client
+            .call_tool_once(request(&tool.name, arguments, actor))
+            .await;
+        Ok(match answer {
+            Ok(response) => print::outcome(response, &style(&args), self.shared),
+            Err(e) => print::service_error(e),
+        })
+    }
+}
+
+/// How the result is printed.
+fn style(args: &CallArgs) -> Style {
+    Style {
+        json: args.json || (!args.text && !std::io::stdout().is_terminal()),
+        pretty: std::io::stdout().is_terminal(),
+        exit_status: args.exit_status,
+    }
+}
+
+/// `tool` with its output schema documented (this binary's documentation
+/// of it: `tools/list` sends output schemas without prose).
+fn documented(tool: &Tool) -> Tool {
+    let mut tool = tool.clone();
+    if let Some(route) = TmuxMcp::documented_router().map.get(tool.name.as_ref()) {
+        tool.output_schema = route.attr.output_schema.clone();
+    }
+    tool
+}
+
+/// The handshake's outcome.
+fn handshake<E: std::fmt::Display>(
+    client: Result<RunningService<RoleClient, ClientConfig>, E>,
+) -> Result<RunningService<RoleClient, ClientConfig>, Outcome> {
+    client.map_err(|e| Outcome::failed(format!("the MCP session did not start: {e}")))
 }
 
 /// Takes the call's own flags (`--json`, `--text`, `--exit-status`,
@@ -195,8 +372,7 @@ fn own_flags(tool: &Tool, args: &CallArgs) -> Result<(Vec<String>, CallArgs), Us
 
 /// The error for a name that is not a tool here, with the tools there are.
 fn unknown_tool(name: &str, tools: &[Tool]) -> String {
-    let all = TmuxMcp::documented_router();
-    if all.map.contains_key(name) {
+    if TmuxMcp::full_router().map.contains_key(name) {
         format!(
             "the tool {name} is not enabled: add it with --tools {name} (or its toolset to --toolsets)"
         )
@@ -208,11 +384,11 @@ fn unknown_tool(name: &str, tools: &[Tool]) -> String {
 
 /// The `tools/call` request, labelled with the actor if one is named.
 fn request(
-    tool: &Tool,
+    tool: &str,
     arguments: serde_json::Map<String, Value>,
     actor: Option<&str>,
 ) -> CallToolRequestParams {
-    let mut request = CallToolRequestParams::new(tool.name.clone()).with_arguments(arguments);
+    let mut request = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
     request.meta = actor.map(actor_meta);
     request
 }
@@ -231,59 +407,4 @@ fn client_config(actor: Option<&str>) -> ClientConfig {
     );
     config.meta = actor.map(actor_meta);
     config
-}
-
-/// Makes the call on `server`, served in this process over an in-memory
-/// duplex, and ends the session.
-async fn in_process(
-    server: TmuxMcp,
-    actor: Option<&str>,
-    request: CallToolRequestParams,
-) -> Result<CallToolResponse, Outcome> {
-    let (client_end, server_end) = tokio::io::duplex(1 << 20);
-    let served = server.clone();
-    let session = tokio::spawn(async move {
-        let (read, write) = tokio::io::split(server_end);
-        match served.serve((read, write)).await {
-            Ok(running) => {
-                let _ = running.waiting().await;
-            }
-            Err(e) => tracing::debug!("the in-process session did not start: {e}"),
-        }
-    });
-    let (read, write) = tokio::io::split(client_end);
-    let answer = exchange(client_config(actor).serve((read, write)).await, request).await;
-    // The client's end is closed: the session ends and its task with it.
-    let _ = session.await;
-    crate::transport::stdio::sync_audit_log(&server);
-    answer
-}
-
-/// Makes the call on the shared server at `socket`.
-async fn through_socket(
-    socket: &PathBuf,
-    actor: Option<&str>,
-    request: CallToolRequestParams,
-) -> Result<CallToolResponse, Outcome> {
-    let stream = tokio::net::UnixStream::connect(socket).await.map_err(|e| {
-        Outcome::failed(format!(
-            "cannot reach the shared server at {}: {e}; start it with `tmux-mcp serve --unix {}`",
-            socket.display(),
-            socket.display()
-        ))
-    })?;
-    let (read, write) = stream.into_split();
-    exchange(client_config(actor).serve((read, write)).await, request).await
-}
-
-/// The handshake's outcome, then the call, then the end of the session.
-async fn exchange<E: std::fmt::Display>(
-    client: Result<rmcp::service::RunningService<rmcp::RoleClient, ClientConfig>, E>,
-    request: CallToolRequestParams,
-) -> Result<CallToolResponse, Outcome> {
-    let client =
-        client.map_err(|e| Outcome::failed(format!("the MCP session did not start: {e}")))?;
-    let answer = client.call_tool_once(request).await;
-    let _ = client.cancel().await;
-    answer.map_err(print::service_error)
 }

@@ -36,7 +36,25 @@ pub(super) struct Outcome {
 /// `timeout` exits when its command outlasts it).
 pub(super) const STILL_RUNNING: u8 = 124;
 
+impl From<super::Usage> for Outcome {
+    fn from(usage: super::Usage) -> Self {
+        Self {
+            stdout: String::new(),
+            stderr: usage.0,
+            code: USAGE,
+        }
+    }
+}
+
 impl Outcome {
+    /// Text for standard output (status 0).
+    pub(super) fn printed(stdout: String) -> Self {
+        Self {
+            stdout,
+            ..Self::default()
+        }
+    }
+
     /// A failure before or around the call (status 1).
     pub(super) fn failed(message: String) -> Self {
         Self {

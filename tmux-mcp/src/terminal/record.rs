@@ -137,6 +137,11 @@ impl Terminals {
         lock(&self.records).remove(&pane);
     }
 
+    /// Every record.
+    pub(crate) fn all(&self) -> Vec<Arc<Terminal>> {
+        lock(&self.records).values().cloned().collect()
+    }
+
     /// How many terminals have a record.
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {

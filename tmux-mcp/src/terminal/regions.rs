@@ -44,7 +44,14 @@ impl Regions {
     pub(crate) fn record_in(&self, terminal: &Terminal, mut region: Region) {
         let mut regions = lock(&terminal.regions);
         let (count, list) = &mut *regions;
-        if list.iter().rev().any(|r| r.end == region.end) {
+        // The same end seen twice (two readers of the marks) is one region;
+        // a recovered region's end is an offset of an earlier run's output,
+        // which says nothing of this one's.
+        if list
+            .iter()
+            .rev()
+            .any(|r| !r.recovered && r.end == region.end)
+        {
             return;
         }
         *count += 1;
@@ -79,6 +86,11 @@ impl Regions {
         while list.len() > KEEP {
             list.pop_front();
         }
+    }
+
+    /// The version [`Regions::subscribe`] is at now.
+    pub(crate) fn version(&self) -> u64 {
+        *self.changed.borrow()
     }
 
     /// Changes whenever a region is recorded.
@@ -192,5 +204,27 @@ mod tests {
         regions.forget(other);
         assert!(regions.list(other).is_empty() && regions.since(other, 0).is_empty());
         assert_eq!(regions.len(), 1);
+    }
+
+    /// A restarted tmux-mcp counts its output from 0 again: a region of its
+    /// own that ends where a recovered one ended is a new region.
+    #[test]
+    fn a_recovered_end_is_no_duplicate() {
+        let regions = Regions::new(Arc::default());
+        let pane = PaneId(1);
+        let old = Region {
+            id: 4,
+            recovered: true,
+            ..region(92)
+        };
+        regions.recover(pane, [old].into_iter());
+        regions.record(pane, region(92));
+        let ids: Vec<(u64, bool)> = regions
+            .list(pane)
+            .iter()
+            .map(|r| (r.id, r.recovered))
+            .collect();
+        assert_eq!(ids, [(4, true), (5, false)]);
+        assert_eq!(regions.since(pane, 4).len(), 1);
     }
 }

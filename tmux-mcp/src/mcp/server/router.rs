@@ -21,29 +21,16 @@ impl TmuxMcp {
     /// in standard JSON Schema ([`schema::standardise`]) and as compact as
     /// `tools/list` sends them ([`schema::compact`]).
     pub(crate) fn full_router() -> ToolRouter<TmuxMcp> {
-        Self::routes(true)
+        // Made once a process (its schemas are generated and rewritten: a
+        // few milliseconds a `tmux-mcp call` would pay again and again).
+        static FULL: std::sync::OnceLock<ToolRouter<TmuxMcp>> = std::sync::OnceLock::new();
+        FULL.get_or_init(|| Self::routes(true)).clone()
     }
 
     /// [`Self::full_router`] with every output schema documented, for
     /// `tmux-mcp call TOOL --help`.
     pub(crate) fn documented_router() -> ToolRouter<TmuxMcp> {
         Self::routes(false)
-    }
-
-    /// The tools this server serves, as `tools/list` lists them but with
-    /// their output schemas documented, for `tmux-mcp call`.
-    pub(crate) fn documented_tools(&self) -> Vec<rmcp::model::Tool> {
-        let documented = Self::documented_router();
-        self.tool_router
-            .list_all()
-            .into_iter()
-            .map(|mut tool| {
-                if let Some(route) = documented.map.get(tool.name.as_ref()) {
-                    tool.output_schema = route.attr.output_schema.clone();
-                }
-                tool
-            })
-            .collect()
     }
 
     fn routes(compact_output: bool) -> ToolRouter<TmuxMcp> {

@@ -308,6 +308,14 @@ impl Backend {
         *self.conn.lock().await = None;
     }
 
+    /// Completes once the durable logs of the live connection hold what it
+    /// has seen, with their regions (for a process about to end).
+    pub(crate) async fn settle_logs(&self) {
+        if let Some(conn) = self.current().await {
+            conn.journals.settled(conn.shells.regions.version()).await;
+        }
+    }
+
     /// The state directory: the configured one or the default.
     pub(crate) fn state_dir(&self) -> PathBuf {
         match &self.state_dir {

@@ -246,6 +246,7 @@ impl Journal {
         (
             Self {
                 inner: Mutex::new(inner),
+                synced: tokio::sync::watch::Sender::new((0, 0)),
             },
             recovered,
         )

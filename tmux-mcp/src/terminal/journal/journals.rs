@@ -140,6 +140,24 @@ impl Journals {
         journal.clone()
     }
 
+    /// Completes once every pane's log holds the output seen so far and
+    /// the regions of `version` (see [`Journal::settled`]).
+    pub(crate) async fn settled(&self, version: u64) {
+        let logs: Vec<(Arc<Journal>, u64)> = self
+            .terminals
+            .all()
+            .iter()
+            .filter_map(|t| {
+                lock(&t.journal)
+                    .as_ref()
+                    .map(|(journal, po)| (journal.clone(), po.end_offset()))
+            })
+            .collect();
+        for (journal, offset) in logs {
+            journal.settled(offset, version).await;
+        }
+    }
+
     /// The pane's log, if it has one yet.
     pub(crate) fn get(&self, pane: PaneId) -> Option<Arc<Journal>> {
         self.opened(pane).map(|(j, _)| j)
@@ -232,8 +250,14 @@ async fn feed(
             },
             Ok(()) = changed.changed() => pending = true,
         }
+        // A change that came with the output counts too.
+        pending |= changed.has_changed().unwrap_or(false);
+        let version = *changed.borrow_and_update();
         if pending {
             pending = journal.write_regions(regions.since(pane, journal.last_id()), &po);
+        }
+        if !pending {
+            journal.mark_synced(version);
         }
     }
     journal.write_regions(regions.since(pane, journal.last_id()), &po);

@@ -132,6 +132,10 @@ struct Inner {
 /// The cooked log of one pane (see the module docs).
 pub(crate) struct Journal {
     inner: Mutex<Inner>,
+    /// What the log holds on disk: the output fed and the regions'
+    /// version written, once no region waits for its output (see
+    /// [`Journal::settled`]).
+    synced: tokio::sync::watch::Sender<(u64, u64)>,
 }
 
 impl std::fmt::Debug for Journal {
@@ -197,6 +201,23 @@ impl Inner {
 }
 
 impl Journal {
+    /// Says the log holds the output up to where it was fed and every
+    /// region of `version` (the regions' version) whose output it holds.
+    fn mark_synced(&self, version: u64) {
+        let fed = self.lock().fed;
+        self.synced.send_replace((fed, version));
+    }
+
+    /// Completes once the log holds the output up to `offset` and the
+    /// regions of `version`: for a process about to end (`tmux-mcp call`),
+    /// so that what it saw is on disk for the next.
+    pub(crate) async fn settled(&self, offset: u64, version: u64) {
+        let mut synced = self.synced.subscribe();
+        let _ = synced
+            .wait_for(|&(fed, seen)| fed >= offset && seen >= version)
+            .await;
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }

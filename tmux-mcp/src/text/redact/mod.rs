@@ -31,18 +31,26 @@ pub(crate) struct Redactor {
     rules: Vec<Rule>,
     /// Every rule's pattern in one set: one pass over a text says which
     /// rules can match at all (most texts match none), so only those are
-    /// searched for their spans.
-    any: Option<regex::RegexSet>,
+    /// searched for their spans (and compiled). Made at the first text.
+    any: std::sync::Arc<std::sync::OnceLock<Option<regex::RegexSet>>>,
 }
 
 impl Redactor {
     /// The built-in patterns (unless `defaults` is false) followed by `extra`.
     pub(crate) fn new(defaults: bool, extra: &[String]) -> Result<Self, ConfigError> {
         let rules = rules::compile(defaults, extra)?;
-        // Without the set (a pattern set too large to build) every rule
-        // is searched, as it would be anyway.
-        let any = regex::RegexSet::new(rules.iter().map(|r| r.re.as_str())).ok();
-        Ok(Self { rules, any })
+        Ok(Self {
+            rules,
+            any: std::sync::Arc::default(),
+        })
+    }
+
+    /// The set of every rule's pattern; `None` for a set too large to
+    /// build, and then every rule is searched, as it would be anyway.
+    fn set(&self) -> Option<&regex::RegexSet> {
+        self.any
+            .get_or_init(|| regex::RegexSet::new(self.rules.iter().map(|r| r.re.as_str())).ok())
+            .as_ref()
     }
 
     /// `text` with every secret masked as `[REDACTED:name]`.

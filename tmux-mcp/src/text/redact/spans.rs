@@ -18,13 +18,18 @@ impl Redactor {
     /// `open_end`, a secret cut off at the end of `text` (it may continue
     /// in output not read yet) is masked too.
     pub(super) fn spans(&self, text: &str, open_end: bool) -> Vec<Span> {
+        // No text, no secret (and no patterns compiled for nothing).
+        if text.is_empty() {
+            return Vec::new();
+        }
         let mut found = Vec::new();
-        let may_match = self.any.as_ref().map(|set| set.matches(text));
+        let may_match = self.set().map(|set| set.matches(text));
         for (rule, r) in self.rules.iter().enumerate() {
             let whole = may_match.as_ref().is_none_or(|m| m.matched(rule));
             let res = std::iter::once(&r.re)
                 .filter(|_| whole)
-                .chain(r.open_end.as_ref().filter(|_| open_end));
+                .chain(r.open_end.as_ref().filter(|_| open_end))
+                .filter_map(super::rules::Lazy::get);
             for re in res {
                 for caps in re.captures_iter(text) {
                     let Some(m) = caps.name("secret").or_else(|| caps.get(0)) else {
