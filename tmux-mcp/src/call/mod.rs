@@ -39,6 +39,7 @@ mod print;
 use std::io::IsTerminal as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, ErrorCode, Implementation, MetaObject,
@@ -51,6 +52,7 @@ use serde_json::Value;
 use crate::config::{CallArgs, Cli, Config};
 use crate::mcp::actors::ACTOR_META_KEY;
 use crate::mcp::server::TmuxMcp;
+use crate::terminal::backend::Backend;
 use arguments::{Asked, Usage};
 use print::{Outcome, Style};
 
@@ -183,13 +185,16 @@ impl Session {
     /// With `warm`, the connection to tmux is made meanwhile (the call will
     /// need it): the tmux client starts while the session is set up.
     async fn in_process(config: Config, actor: Option<&str>, warm: bool) -> Result<Self, Outcome> {
-        let server = TmuxMcp::new(config).map_err(|e| Outcome::from(Usage(e.to_string())))?;
+        let local = Arc::new(Backend::new(&config));
         if warm {
-            let backend = server.backend.clone();
+            let backend = local.clone();
             // The call's own request for the connection waits for this
             // one, or makes it again (and reports why) if it failed.
             tokio::spawn(async move { drop(backend.conn().await) });
         }
+        // Made meanwhile (its tool schemas take a few milliseconds).
+        let server =
+            TmuxMcp::with_local(config, local).map_err(|e| Outcome::from(Usage(e.to_string())))?;
         let (client_end, server_end) = tokio::io::duplex(1 << 20);
         let served = server.clone();
         let task = tokio::spawn(async move {

@@ -29,6 +29,18 @@ impl TmuxMcp {
     /// A server with `config` and an explicit idea of where the caller runs
     /// in tmux (for tests of the self-kill guard).
     pub fn with_caller(config: Config, caller: Caller) -> Result<Self, StartError> {
+        let local = Arc::new(Backend::new(&config));
+        Self::assemble(config, caller, local)
+    }
+
+    /// A server on the local tmux server of `local`, made beforehand from
+    /// `config` (`tmux-mcp call` starts connecting it while the rest of the
+    /// server is made).
+    pub(crate) fn with_local(config: Config, local: Arc<Backend>) -> Result<Self, StartError> {
+        Self::assemble(config, Caller::from_env(), local)
+    }
+
+    fn assemble(config: Config, caller: Caller, local: Arc<Backend>) -> Result<Self, StartError> {
         let redactor = Redactor::new(config.default_redactions, &config.extra_redactions)?;
         let audit = match &config.audit_log {
             Some(path) => Some(AuditLog::open(path).map_err(|source| StartError::AuditLog {
@@ -61,9 +73,7 @@ impl TmuxMcp {
             })
             .collect();
         // One attention log for every host.
-        let local = Backend::new(&config);
         let log = local.attention().clone();
-        let local = Arc::new(local);
         let hosts = config
             .hosts
             .iter()
