@@ -15,10 +15,10 @@
 //!   and durable logs are the ones every other client sees. Byte cursors
 //!   and run ids are a server's own: to resume a run or a wait in a later
 //!   call, use a shared server (the reply says so when it matters).
-//! - **Arguments** ([`arguments`]): a JSON object and/or `--NAME VALUE`
+//! - **Arguments** (`arguments`): a JSON object and/or `--NAME VALUE`
 //!   pairs, checked against the tool's input schema; `call TOOL --help`
 //!   shows the tool's description, arguments and documented result.
-//! - **What it prints** ([`print`]): the structured result as JSON (the
+//! - **What it prints** (`print`): the structured result as JSON (the
 //!   default when standard output is not a terminal) or the text reply.
 //!   Exit status 0 on success, 1 on a tool error (its message on standard
 //!   error), 2 on bad usage or arguments; `--exit-status` makes `run` exit
