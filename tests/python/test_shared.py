@@ -349,7 +349,8 @@ def test_socket_modes_and_one_server_per_state_directory(tmux_mcp: TmuxMcp) -> N
     assert stat.S_IMODE(socket.stat().st_mode) == 0o600
     assert stat.S_ISSOCK(socket.stat().st_mode)
     assert stat.S_IMODE(socket.parent.stat().st_mode) == 0o700
-    assert (tmux_mcp.state / "serve.lock").read_text().strip() == str(first.pid)
+    # The lock file names the server and its socket (how `tmux-mcp call` finds it).
+    assert (tmux_mcp.state / "serve.lock").read_text().splitlines() == [str(first.pid), str(socket.resolve())]
 
     # A second server on the same state directory, even on another socket.
     second = tmux_mcp.serve_unix(tmux_mcp.root / "private" / "other.sock")

@@ -317,7 +317,7 @@ async fn serve_stdio_session(server: TmuxMcp, shutdown: Shutdown) -> Result<(), 
     let reason = session.await;
     // The session is over (rmcp dropped its end): write what is left.
     pumps.finish().await;
-    stdio::sync_audit_log(&server);
+    stdio::settle(&server).await;
     tracing::info!(?reason, "tmux-mcp stopped");
     reason.map(drop)
 }

@@ -72,10 +72,6 @@ pub fn main(cli: &Cli, args: &CallArgs) -> ExitCode {
     ExitCode::from(outcome.finish())
 }
 
-/// How long an in-process call waits for the durable logs to hold what it
-/// saw before it ends.
-const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
-
 /// How long the runtime's tasks may take to end once the answer is in (a
 /// true timer). They hold nothing that needs them: the audit log is synced,
 /// the durable log written as the output came, and the tmux clients end
@@ -221,12 +217,8 @@ impl Session {
             // The client's end is closed: the session ends, its task with it.
             let _ = task.await;
             // What this process saw goes on disk for the next one: the
-            // output and the regions of the runs (a true timer bounds it).
-            let settled = server.backend.settle_logs();
-            if tokio::time::timeout(SETTLE, settled).await.is_err() {
-                tracing::warn!("the durable logs did not catch up within {SETTLE:?}");
-            }
-            crate::transport::stdio::sync_audit_log(&server);
+            // output and the regions of the runs.
+            crate::transport::stdio::settle(&server).await;
         }
     }
 

@@ -345,7 +345,7 @@ pub async fn serve(mut bound: Bound, server: TmuxMcp, shutdown: Shutdown) -> Res
         "stopping: answering the calls in flight"
     );
     while sessions.join_next().await.is_some() {}
-    stdio::sync_audit_log(&server);
+    stdio::settle(&server).await;
     release(lock);
     tracing::info!("tmux-mcp stopped");
     Ok(())

@@ -157,6 +157,24 @@ impl Service<RoleServer> for Draining {
     }
 }
 
+/// How long the end of a server waits for its durable logs to hold what it
+/// saw (a true timer: a bound on a feed that cannot catch up).
+pub const SETTLE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The end of a server's work, once its sessions are over: waits (within
+/// [`SETTLE`]) until the durable logs of the terminals it followed hold the
+/// output it saw and the regions of the runs in it, so that the next
+/// tmux-mcp reads every one back, then syncs the audit log.
+pub async fn settle(server: &TmuxMcp) {
+    if tokio::time::timeout(SETTLE, server.backend.settle_logs())
+        .await
+        .is_err()
+    {
+        tracing::warn!("the durable logs did not catch up within {SETTLE:?}");
+    }
+    sync_audit_log(server);
+}
+
 /// Writes what the audit log of `server` holds to its disk (at the end of
 /// a shutdown: its lines are written as they come, unbuffered).
 pub fn sync_audit_log(server: &TmuxMcp) {

@@ -54,7 +54,7 @@ mod draining;
 
 use check::Members;
 pub(crate) use check::{Verdict, check, duplicate_id, error_line, oversized, request_id};
-pub use draining::{Draining, sync_audit_log};
+pub use draining::{Draining, SETTLE, settle, sync_audit_log};
 
 use std::collections::BTreeSet;
 use std::time::Duration;
