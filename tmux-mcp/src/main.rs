@@ -42,6 +42,10 @@ fn main() -> ExitCode {
         Some(Command::Bridge(args)) => return run_bridge(&cli, args),
         // One tool call, through a shared server or in this process.
         Some(Command::Call(args)) => return tmux_control_mcp::call::main(&cli, args),
+        // The web view's keys file: no server, no tmux.
+        Some(Command::WebKey(args)) => {
+            return tmux_control_mcp::transport::web::keys::web_key_main(&cli, args);
+        }
         _ => {}
     }
 
@@ -116,7 +120,7 @@ fn main() -> ExitCode {
                         std::process::id(),
                         bound.state_dir().display()
                     );
-                    Box::pin(shared::serve(bound, server, shutdown.clone()))
+                    Box::pin(shared::serve(bound, server.clone(), shutdown.clone()))
                 }
                 Err(err) => {
                     eprintln!("tmux-mcp: {err}");
@@ -124,8 +128,32 @@ fn main() -> ExitCode {
                 }
             }
         }
-        _ => serve_stdio(server, shutdown.clone()),
+        _ => serve_stdio(server.clone(), shutdown.clone()),
     };
+    if let Some(web) = &cli.web
+        && !matches!(&cli.command, Some(Command::Serve(args)) if args.http.is_some())
+    {
+        let Ok(addr) = web.parse::<std::net::SocketAddr>() else {
+            eprintln!(
+                "tmux-mcp: --web {web:?} is not an address to listen on (give an IP address and port, e.g. 127.0.0.1:8766)"
+            );
+            return ExitCode::from(CONFIG_ERROR);
+        };
+        match runtime.block_on(tmux_control_mcp::transport::web::serve(
+            server.clone(),
+            addr,
+            cli.web_allow_remote,
+        )) {
+            Ok(bound) => eprintln!(
+                "tmux-mcp: web view at {} (open it with the link the web_view tool gives, or a key from `tmux-mcp web-key add NAME`)",
+                tmux_control_mcp::transport::web::page_url(bound)
+            ),
+            Err(err) => {
+                eprintln!("tmux-mcp: {err}");
+                return ExitCode::from(CONFIG_ERROR);
+            }
+        }
+    }
     let outcome = runtime.block_on(async {
         tokio::spawn(follow_signals(signals, shutdown.clone()));
         tokio::select! {

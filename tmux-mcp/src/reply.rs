@@ -46,6 +46,10 @@ pub(crate) const HOST_UNREACHABLE: &str = "host_unreachable";
 /// the terminal (see [`ToolError::human_typing`]).
 pub(crate) const HUMAN_TYPING: &str = "human_typing";
 
+/// The error kind of an input into a terminal whose input a person took
+/// over in the web view (see [`ToolError::human_holds`]).
+pub(crate) const HUMAN_HOLDS: &str = "human_holds";
+
 /// The error kind of arguments that do not fit the tool's input schema
 /// (`tmux-mcp call` exits 2 for it, as for bad usage).
 pub(crate) const BAD_ARGUMENTS: &str = "bad_arguments";
@@ -116,6 +120,23 @@ impl ToolError {
             kind: Some((
                 HUMAN_TYPING,
                 serde_json::json!({ "client": client, "retryable": true }),
+            )),
+        }
+    }
+
+    /// A person holds the pane's input (they took it over in the web
+    /// view): nothing was typed. Retryable once they hand it back; reads
+    /// keep working meanwhile.
+    pub(crate) fn human_holds(what: impl Into<String>, by: &str, since: &str) -> Self {
+        Self {
+            what: what.into(),
+            why: format!(
+                "{HUMAN_HOLDS}: a person ({by}) took over this terminal's input in the web view at {since}; nothing was typed"
+            ),
+            next: "Read the terminal (read_output, capture_screen) while they work, and try again after they hand it back (wait_for_attention tells you); your next reply on this terminal then reports what they ran".to_owned(),
+            kind: Some((
+                HUMAN_HOLDS,
+                serde_json::json!({ "by": by, "since": since, "retryable": true }),
             )),
         }
     }

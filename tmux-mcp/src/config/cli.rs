@@ -302,6 +302,19 @@ pub struct Cli {
         default_value = "tmux"
     )]
     pub host_tmux: String,
+
+    /// Serve the web view (a live view of every terminal in the browser,
+    /// with take-over) on this loopback address, like 127.0.0.1:8766, for
+    /// the stdio server and `serve --unix` (`serve --http` serves it at
+    /// /ui/ on its own port). A person opens it with a link from the
+    /// web_view tool or a key from `tmux-mcp web-key add`.
+    #[arg(long, global = true, env = "TMUX_MCP_WEB", value_name = "ADDR")]
+    pub web: Option<String>,
+
+    /// Let `--web` listen on an address that is not loopback (other
+    /// machines could reach it; a key is still required).
+    #[arg(long, global = true, env = "TMUX_MCP_WEB_ALLOW_REMOTE")]
+    pub web_allow_remote: bool,
 }
 
 /// The subcommands of `tmux-mcp`. With none, it serves MCP over stdio.
@@ -321,6 +334,10 @@ pub enum Command {
     /// or `tmux-mcp call run --target %3 --command make`; `call TOOL --help`
     /// for its arguments, `call --list` for the tools.
     Call(CallArgs),
+    /// Make, list and revoke the named keys of the web view (`/ui/`):
+    /// `web-key add NAME [--scope view|input]`, `web-key list`,
+    /// `web-key revoke NAME`.
+    WebKey(WebKeyArgs),
 }
 
 /// Flags of `tmux-mcp call`. Its own flags may also come among the tool's
@@ -378,6 +395,61 @@ pub struct CallArgs {
         value_name = "ARGUMENTS"
     )]
     pub arguments: Vec<String>,
+}
+
+/// `tmux-mcp web-key`: the named keys of the web view, kept as SHA-256
+/// digests in the state directory's `web-keys` file (mode 0600).
+#[derive(Debug, Clone, clap::Args)]
+#[non_exhaustive]
+#[command(
+    long_about = "Make, list and revoke the named keys of the web view (`/ui/`).\n\n\
+        A key opens the view as the link `http://HOST:PORT/ui/#key=KEY`. `add` prints the new \
+        key once; the state directory's `web-keys` file (mode 0600) keeps only its SHA-256 \
+        digest. `revoke` ends the key's sessions at their next request. Scopes: `view` reads, \
+        `input` also takes over terminals and types. Exit status: 0 done, 1 failure (as a \
+        key of that name already there, or none to revoke), 2 bad usage or name."
+)]
+pub struct WebKeyArgs {
+    /// What to do.
+    #[command(subcommand)]
+    pub action: WebKeyAction,
+}
+
+/// What `tmux-mcp web-key` does.
+#[derive(Debug, Clone, clap::Subcommand)]
+#[non_exhaustive]
+pub enum WebKeyAction {
+    /// Make a key and print it (the only time it is shown).
+    Add {
+        /// The key's name (1 to 64 of A-Z a-z 0-9 . _ -; `link` is the
+        /// server's own), shown in the audit log for what it does.
+        name: String,
+        /// What the key may do: `view` reads, `input` also takes over and
+        /// types.
+        #[arg(long, value_enum, default_value_t = WebKeyScope::View)]
+        scope: WebKeyScope,
+    },
+    /// List the keys: name, scope and when it was made (never the key).
+    List {
+        /// Print a JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Revoke a key (exit status 1 when there is none of that name).
+    Revoke {
+        /// The key's name.
+        name: String,
+    },
+}
+
+/// The scope of a web key, as `web-key add --scope` takes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[non_exhaustive]
+pub enum WebKeyScope {
+    /// Sees the terminals.
+    View,
+    /// Sees them, takes them over and types.
+    Input,
 }
 
 /// Flags of `tmux-mcp serve`.

@@ -22,6 +22,7 @@ pub mod toolsets;
 
 pub use cli::{
     BridgeArgs, CallArgs, Channel, Cli, Command, DoctorArgs, HumanInput, LogLevel, ServeArgs,
+    WebKeyAction, WebKeyArgs, WebKeyScope,
 };
 use host_list::hosts_from_cli;
 pub use hosts::{Engine, HostKind, HostSpec, LOCAL_HOST, MAX_HOST_NAME};

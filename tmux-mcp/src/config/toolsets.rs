@@ -99,6 +99,8 @@ pub const TOOLS: &[(&str, Toolset)] = &[
     ("respawn", Toolset::Execute),
     ("set_option", Toolset::Execute),
     ("set_environment", Toolset::Execute),
+    ("web_view", Toolset::Execute),
+    ("request_human", Toolset::Execute),
     ("kill_pane", Toolset::Teardown),
     ("kill_window", Toolset::Teardown),
     ("kill_session", Toolset::Teardown),

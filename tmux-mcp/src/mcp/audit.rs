@@ -87,6 +87,40 @@ impl AuditLog {
 }
 
 impl AuditLog {
+    /// Writes the record of one batch of a person's input from the web
+    /// view: who (their key's name), where, how long and its digest, never
+    /// the text.
+    pub(crate) fn record_person_input(
+        &self,
+        person: &str,
+        host: &str,
+        pane: &str,
+        text: &[u8],
+        error: Option<&str>,
+    ) {
+        let mut record = json!({
+            "time": rfc3339(SystemTime::now()),
+            "actor": person,
+            "person": true,
+            "tool": "web_input",
+            "host": host,
+            "pane": pane,
+            "input": digest(text),
+            "outcome": if error.is_some() { "error" } else { "ok" },
+        });
+        if let (Some(obj), Some(e)) = (record.as_object_mut(), error) {
+            obj.insert(
+                "message".into(),
+                Value::String(e.chars().take(MESSAGE_MAX).collect()),
+            );
+        }
+        let line = format!("{record}\n");
+        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
+        if let Err(e) = file.write_all(line.as_bytes()) {
+            tracing::error!("cannot write the audit log: {e}");
+        }
+    }
+
     /// Writes the log's lines to the disk (they are written to the file
     /// as they come, unbuffered; this makes them last through a crash of
     /// the machine too), as a shutdown ends.

@@ -56,11 +56,17 @@ pub(crate) enum Kind {
     /// Part of a terminal's output was lost (tmux discarded it, or the
     /// in-memory log evicted it before the durable log had it).
     OutputLost,
+    /// A person took a terminal's input over in the web view.
+    PersonTookOver,
+    /// A person handed a terminal's input back.
+    PersonHandedBack,
+    /// An agent asked for a person (`request_human`).
+    HumanRequested,
 }
 
 impl Kind {
     /// Every kind, in the order the docs list them.
-    pub(crate) const ALL: [Kind; 11] = [
+    pub(crate) const ALL: [Kind; 14] = [
         Kind::CommandFinished,
         Kind::WaitingForInput,
         Kind::AsksForSecret,
@@ -72,6 +78,9 @@ impl Kind {
         Kind::PersonDetached,
         Kind::PersonTyping,
         Kind::OutputLost,
+        Kind::PersonTookOver,
+        Kind::PersonHandedBack,
+        Kind::HumanRequested,
     ];
 
     /// The kind's name, as in the tools' arguments and replies.
@@ -88,6 +97,9 @@ impl Kind {
             Kind::PersonDetached => "person_detached",
             Kind::PersonTyping => "person_typing",
             Kind::OutputLost => "output_lost",
+            Kind::PersonTookOver => "person_took_over",
+            Kind::PersonHandedBack => "person_handed_back",
+            Kind::HumanRequested => "human_requested",
         }
     }
 
@@ -106,6 +118,7 @@ impl Kind {
                 | Kind::AsksForSecret
                 | Kind::PaneExited
                 | Kind::OutputLost
+                | Kind::HumanRequested
         )
     }
 }
@@ -136,6 +149,8 @@ pub(crate) struct Detail {
     pub(crate) count: Option<u64>,
     /// The output offset it happened at.
     pub(crate) offset: Option<u64>,
+    /// Why an agent asks for a person (`human_requested`).
+    pub(crate) reason: Option<String>,
     /// How it was told: the evidence, in a few words.
     pub(crate) evidence: String,
 }

@@ -18,7 +18,9 @@
 //! - its regions, numbered (`regions::Regions`);
 //! - its durable log and its output (`journal::journals::Journals`);
 //! - who created it and typed into it, and its input turn
-//!   (`actors::PaneActors`).
+//!   (`actors::PaneActors`);
+//! - the person who holds its input from the web view, if any ([`Hold`],
+//!   kept here): while one does, no agent types into it.
 //!
 //! Each concern keeps its logic and what it knows about all panes (the
 //! shell integration's hooks, the regions' change counter, the logs'
@@ -98,6 +100,20 @@ pub(crate) struct Terminal {
     pub(super) actors: Mutex<PaneRecord>,
     /// Its attention watch was started (`backend::watch`).
     watched: std::sync::atomic::AtomicBool,
+    /// The person who took its input over in the web view, if one did.
+    hold: Mutex<Option<Hold>>,
+}
+
+/// A person's hold on a terminal's input (the web view's take-over): until
+/// hand-back, the input tools and `run` refuse with `human_holds`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Hold {
+    /// Who holds it: the name of their web key.
+    pub(crate) by: Arc<str>,
+    /// The web session that holds it (its tabs all hold it).
+    pub(crate) session: u64,
+    /// When it was taken (RFC 3339).
+    pub(crate) since: String,
 }
 
 impl Terminal {
@@ -110,6 +126,34 @@ impl Terminal {
     /// The input this server sent it.
     pub(crate) fn input(&self) -> Input {
         *lock(&self.input)
+    }
+
+    /// Who holds its input now, if a person does.
+    pub(crate) fn hold(&self) -> Option<Hold> {
+        lock(&self.hold).clone()
+    }
+
+    /// Gives its input to `hold`, unless another session holds it: then
+    /// that hold is returned and nothing changes.
+    pub(crate) fn take(&self, hold: Hold) -> Result<(), Hold> {
+        let mut held = lock(&self.hold);
+        match &*held {
+            Some(other) if other.session != hold.session => Err(other.clone()),
+            _ => {
+                *held = Some(hold);
+                Ok(())
+            }
+        }
+    }
+
+    /// Ends `session`'s hold; whether it held the terminal.
+    pub(crate) fn release(&self, session: u64) -> bool {
+        let mut held = lock(&self.hold);
+        if held.as_ref().is_some_and(|h| h.session == session) {
+            *held = None;
+            return true;
+        }
+        false
     }
 }
 
@@ -135,6 +179,14 @@ impl Terminals {
     /// `Conn::forget` only).
     pub(crate) fn remove(&self, pane: PaneId) {
         lock(&self.records).remove(&pane);
+    }
+
+    /// Every record, with its pane.
+    pub(crate) fn all_with_panes(&self) -> Vec<(PaneId, Arc<Terminal>)> {
+        lock(&self.records)
+            .iter()
+            .map(|(pane, t)| (*pane, t.clone()))
+            .collect()
     }
 
     /// Every record.
@@ -217,5 +269,24 @@ mod tests {
         terminals.remove(pane);
         assert_eq!(terminals.len(), 0);
         assert_eq!(terminals.input(pane), Input::default());
+    }
+
+    #[test]
+    fn one_session_holds_a_terminal_at_a_time() {
+        let terminal = Terminal::default();
+        let hold = |session| Hold {
+            by: Arc::from(format!("person{session}")),
+            session,
+            since: String::new(),
+        };
+        assert_eq!(terminal.take(hold(1)), Ok(()));
+        // Taking again is the same hold; another session is refused.
+        assert_eq!(terminal.take(hold(1)), Ok(()));
+        assert_eq!(terminal.take(hold(2)), Err(hold(1)));
+        assert!(!terminal.release(2));
+        assert_eq!(terminal.hold(), Some(hold(1)));
+        assert!(terminal.release(1));
+        assert_eq!(terminal.hold(), None);
+        assert_eq!(terminal.take(hold(2)), Ok(()));
     }
 }

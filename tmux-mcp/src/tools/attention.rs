@@ -82,6 +82,9 @@ pub(crate) struct AttentionEvent {
     /// The output offset it happened at (read_output cursor).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub offset: Option<u64>,
+    /// Why an agent asks for a person (human_requested; secrets masked).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// The events a tool result carries, as `attention`.
@@ -152,6 +155,7 @@ impl TmuxMcp {
             program: d.program.clone(),
             count: d.count,
             offset: d.offset,
+            reason: d.reason.as_deref().map(|r| self.redact(r)),
         }
     }
 
@@ -278,10 +282,22 @@ fn summary(event: &Event, host: &str, command: Option<&str>) -> String {
             d.client.as_deref().unwrap_or("?")
         ),
         Kind::OutputLost => format!("{place}: output was lost ({})", d.evidence),
+        Kind::PersonTookOver => format!(
+            "{place}: a person ({}) took its input over in the web view; your input there answers human_holds until they hand it back",
+            d.client.as_deref().unwrap_or("?")
+        ),
+        Kind::PersonHandedBack => format!(
+            "{place}: the person ({}) handed its input back",
+            d.client.as_deref().unwrap_or("?")
+        ),
+        Kind::HumanRequested => format!(
+            "{place}: an agent asks for a person: {}",
+            d.reason.as_deref().unwrap_or("?")
+        ),
     }
 }
 
-const WAIT_FOR_ATTENTION: &str = "Wait until a terminal (any this server follows, or targets) needs attention; returns at the first event. Kinds: command_finished (a command you left running ended; exit status, run_id), waiting_for_input, asks_for_secret (a program asks for a secret), prompt_returned (a command line nobody waited for ended), bell, pane_exited, pane_gone, person_attached, person_detached, person_typing, output_lost. \
+const WAIT_FOR_ATTENTION: &str = "Wait until a terminal (any this server follows, or targets) needs attention; returns at the first event. Kinds: command_finished (a command you left running ended; exit status, run_id), waiting_for_input, asks_for_secret (a program asks for a secret), prompt_returned (a command line nobody waited for ended), bell, pane_exited, pane_gone, person_attached, person_detached, person_typing, output_lost, person_took_over, person_handed_back (the web view), human_requested. \
 Events are numbered: cursor (an event's or a reply's) returns what came after it, so nothing is missed or seen twice, even after a reconnect; truncated means the cursor is older than the log. Without cursor it starts after the last event this session was told of (every tool result carries untold events as attention).";
 
 /// Arguments of `wait_for_attention`.

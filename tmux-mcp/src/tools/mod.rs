@@ -2,9 +2,10 @@
 
 pub(crate) mod attention;
 pub(crate) mod execute;
+mod humans;
 pub(crate) mod inspect;
 pub(crate) mod manage;
-mod people;
+pub(crate) mod people;
 pub(crate) mod run;
 pub(crate) mod teardown;
 pub(crate) mod waits;

@@ -4,7 +4,10 @@
 //! that this server did not type (a person's unfinished command), refuses
 //! the input with `human_typing` unless the server runs with
 //! `--human-input allow`; nothing is typed then, so the person's line is
-//! intact. A person who only watches does not block: the reply names them.
+//! intact. A person who took the terminal over in the web view holds it:
+//! every input refuses with `human_holds`, with no override, until they
+//! hand it back. A person who only watches does not block: the reply names
+//! them.
 //!
 //! And what a person did, told once: the command lines a person ran in an
 //! integrated shell (regions whose echo holds no input of this server's)
@@ -77,6 +80,15 @@ impl PeopleNews {
     }
 }
 
+/// `human_holds` when a person holds `pane`'s input (they took it over
+/// in the web view): no input of any tool goes in until they hand it back.
+pub(crate) fn refuse_held(conn: &Conn, pane: PaneId, what: &str) -> Result<(), ToolError> {
+    match conn.terminals.get(pane).and_then(|t| t.hold()) {
+        Some(hold) => Err(ToolError::human_holds(what, &hold.by, &hold.since)),
+        None => Ok(()),
+    }
+}
+
 /// What the last check before typing found (see [`TmuxMcp::check_people`]).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Checked {
@@ -110,6 +122,8 @@ impl TmuxMcp {
         } else {
             self.inner.config.human_input
         };
+        // A person's hold is absolute: no override types over it.
+        refuse_held(conn, pane, what)?;
         let started = std::time::Instant::now();
         let deadline = tokio::time::Instant::now() + limit;
         loop {

@@ -7,7 +7,9 @@
 //!   bearer-token guard;
 //! - [`shared`]: one server shared by several clients over a unix socket
 //!   (`serve --unix`);
-//! - [`bridge`]: a stdio server that forwards to a shared one (`bridge`).
+//! - [`bridge`]: a stdio server that forwards to a shared one (`bridge`);
+//! - [`web`]: the live view of the terminals in the browser, for people
+//!   (under `serve --http`, or `--web ADDR`).
 //!
 //! Above the MCP layer (`crate::mcp`) and the tools; nothing below
 //! imports a transport.
@@ -16,3 +18,4 @@ pub mod bridge;
 pub mod http;
 pub mod shared;
 pub mod stdio;
+pub mod web;

@@ -126,6 +126,38 @@ pub(crate) struct Inner {
     instructions: String,
     /// The webhook task was started (by the first session, in the runtime).
     pub(crate) webhook_started: std::sync::atomic::AtomicBool,
+    /// Where the web view is served, once it is (`transport::web`).
+    pub(crate) web: std::sync::OnceLock<WebLink>,
+}
+
+/// Where the web view of this server is, for the links `web_view` and
+/// `request_human` give.
+#[derive(Clone)]
+pub(crate) struct WebLink {
+    /// The page's URL, like `http://127.0.0.1:8765/ui/`.
+    pub(crate) page: String,
+    /// The key of the server's own capability link (scope `input`).
+    pub(crate) key: String,
+}
+
+impl std::fmt::Debug for WebLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The key never goes into a log.
+        f.debug_struct("WebLink")
+            .field("page", &self.page)
+            .finish_non_exhaustive()
+    }
+}
+
+impl WebLink {
+    /// The capability link to the whole view, or to one terminal (`id`,
+    /// like `local:%3`).
+    pub(crate) fn url(&self, id: Option<&str>) -> String {
+        let pane = id.map_or_else(String::new, |id| {
+            format!("?pane={}", id.replace('%', "%25").replace(':', "%3A"))
+        });
+        format!("{}{pane}#key={}", self.page, self.key)
+    }
 }
 
 #[cfg(test)]

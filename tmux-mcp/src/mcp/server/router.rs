@@ -40,6 +40,7 @@ impl TmuxMcp {
             + Self::manage_router()
             + Self::execute_router()
             + Self::run_router()
+            + Self::humans_router()
             + Self::teardown_router();
         // Every result may carry the attention events not told yet; their
         // schema is told once, in wait_for_attention's output schema.
@@ -75,7 +76,7 @@ impl TmuxMcp {
                 Self::inspect_router() + Self::wait_router() + Self::attention_router()
             }
             Toolset::Manage => Self::manage_router(),
-            Toolset::Execute => Self::execute_router() + Self::run_router(),
+            Toolset::Execute => Self::execute_router() + Self::run_router() + Self::humans_router(),
             Toolset::Teardown => Self::teardown_router(),
         }
     }

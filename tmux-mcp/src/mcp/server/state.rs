@@ -100,6 +100,7 @@ impl TmuxMcp {
                 instructions,
                 tasks,
                 webhook_started: std::sync::atomic::AtomicBool::new(false),
+                web: std::sync::OnceLock::new(),
             }),
             session: 0,
             _session_end: None,

@@ -213,6 +213,9 @@ impl TmuxMcp {
         if row.dead {
             check_typable(&row, true, &what)?;
         }
+        // Keys are not checked against a person typing, but a person's
+        // hold (the web view's take-over) refuses them too.
+        crate::tools::people::refuse_held(&conn, r.pane, &what)?;
         let cursor = po.end_offset();
         conn.note_input(r.pane, cursor);
         turn.typed(cursor);

@@ -22,6 +22,9 @@ pub(super) struct Policy {
     /// The bound address (its real port, also when 0 was asked for).
     pub(super) bound: SocketAddr,
     pub(super) allow_remote: bool,
+    /// The web view under `/ui`, whose session cookie authorises a
+    /// connection as the token does.
+    pub(super) web: Option<Arc<crate::transport::web::WebView>>,
 }
 
 /// Why the guard refused a request.
@@ -38,6 +41,10 @@ impl Policy {
         let host = self.check_host(headers)?;
         self.check_origin(headers, &host)?;
         if method == Method::GET && path == HEALTH_PATH {
+            return Ok(());
+        }
+        // The web view checks its own cookie, and the exact Origin.
+        if crate::transport::web::is_web_path(path) {
             return Ok(());
         }
         match headers.get(header::AUTHORIZATION) {
@@ -58,32 +65,7 @@ impl Policy {
     /// Checks the Host header; returns it, normalised (lower case, with the
     /// port).
     fn check_host(&self, headers: &HeaderMap) -> Result<Authority, Refusal> {
-        let forbidden = |why: &str| Refusal::Forbidden(format!("Host header {why}"));
-        let raw = headers
-            .get(header::HOST)
-            .ok_or_else(|| forbidden("missing"))?
-            .to_str()
-            .map_err(|_| forbidden("not text"))?;
-        let host = Authority::parse(raw, 80).ok_or_else(|| forbidden("malformed"))?;
-        let allowed = match &host.host {
-            HostName::Localhost => true,
-            HostName::Ip(ip) => {
-                *ip == Ipv4Addr::LOCALHOST
-                    || *ip == IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
-                    || *ip == self.bound.ip()
-                    || (self.allow_remote && self.bound.ip().is_unspecified())
-            }
-            HostName::Other(_) => false,
-        };
-        if !allowed {
-            return Err(forbidden(
-                "does not name this server's address (a possible DNS-rebinding attack)",
-            ));
-        }
-        if host.port != self.bound.port() {
-            return Err(forbidden("names another port"));
-        }
-        Ok(host)
+        host_of(self.bound, self.allow_remote, headers)
     }
 
     fn check_origin(&self, headers: &HeaderMap, host: &Authority) -> Result<(), Refusal> {
@@ -112,6 +94,57 @@ impl Policy {
         } else {
             Err(forbidden())
         }
+    }
+}
+
+/// Checks the Host header against the bound address (see the module
+/// documentation of [`super`]); returns it, normalised (lower case, with
+/// the port).
+fn host_of(
+    bound: SocketAddr,
+    allow_remote: bool,
+    headers: &HeaderMap,
+) -> Result<Authority, Refusal> {
+    let forbidden = |why: &str| Refusal::Forbidden(format!("Host header {why}"));
+    let raw = headers
+        .get(header::HOST)
+        .ok_or_else(|| forbidden("missing"))?
+        .to_str()
+        .map_err(|_| forbidden("not text"))?;
+    let host = Authority::parse(raw, 80).ok_or_else(|| forbidden("malformed"))?;
+    let allowed = match &host.host {
+        HostName::Localhost => true,
+        HostName::Ip(ip) => {
+            *ip == Ipv4Addr::LOCALHOST
+                || *ip == IpAddr::from(std::net::Ipv6Addr::LOCALHOST)
+                || *ip == bound.ip()
+                || (allow_remote && bound.ip().is_unspecified())
+        }
+        HostName::Other(_) => false,
+    };
+    if !allowed {
+        return Err(forbidden(
+            "does not name this server's address (a possible DNS-rebinding attack)",
+        ));
+    }
+    if host.port != bound.port() {
+        return Err(forbidden("names another port"));
+    }
+    Ok(host)
+}
+
+/// The DNS-rebinding guard alone, for the web view's own listener
+/// (`--web`): `Err` with the reason when the `Host` header does not name
+/// this server.
+pub(in crate::transport) fn host_allowed(
+    bound: SocketAddr,
+    allow_remote: bool,
+    headers: &HeaderMap,
+) -> Result<(), String> {
+    match host_of(bound, allow_remote, headers) {
+        Ok(_) => Ok(()),
+        Err(Refusal::Forbidden(why)) => Err(why),
+        Err(Refusal::Unauthorized { .. }) => Err("unauthorised".to_owned()),
     }
 }
 
@@ -194,7 +227,11 @@ async fn answer(
     match policy.check(request.method(), request.uri().path(), request.headers()) {
         Ok(()) => {
             if let Some(connection) = connection
-                && policy.has_token(request.headers())
+                && (policy.has_token(request.headers())
+                    || policy
+                        .web
+                        .as_ref()
+                        .is_some_and(|web| web.authorised(request.headers())))
             {
                 connection.authorise();
             }
@@ -236,6 +273,7 @@ mod tests {
             token: Token("0123456789abcdef0123".into()),
             bound: bound.parse().unwrap(),
             allow_remote,
+            web: None,
         }
     }
 

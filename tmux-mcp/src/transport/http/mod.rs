@@ -61,12 +61,15 @@ mod options;
 mod serve;
 mod token;
 
+pub(in crate::transport) use guard::host_allowed;
 use listener::within_descriptors;
 pub use options::HttpOptions;
 pub use token::{
     MAX_TOKEN_FILE_BYTES, Token, TokenFile, TokenFileProblem, TokenFileRefusal,
     load_or_create_token, read_token_file,
 };
+// The web view's keys file is checked, and its keys made, the same way.
+pub(crate) use token::{Advice, new_token, read_private_file};
 
 /// The path MCP is served at.
 pub const MCP_PATH: &str = "/mcp";

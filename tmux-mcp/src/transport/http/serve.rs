@@ -52,14 +52,20 @@ impl HttpServer {
                 Arc::new(messages::Messages::new(sessions)),
                 messages::check,
             ));
+        let web = crate::transport::web::WebView::new(
+            self.server.clone(),
+            crate::transport::web::page_url(self.local),
+        );
         let policy = Arc::new(Policy {
             token: self.token,
             bound: self.local,
             allow_remote: self.allow_remote,
+            web: Some(Arc::clone(&web)),
         });
         let app = Router::new()
             .route(HEALTH_PATH, get(health))
             .merge(mcp)
+            .merge(web.router())
             .fallback(not_found)
             .layer(middleware::from_fn_with_state(policy, guard));
         let listener = GuardedListener {

@@ -126,14 +126,75 @@ pub struct TokenFile {
 }
 
 /// Reads and checks an existing token file, exactly as `serve --http` uses
-/// it: `Ok(None)` when there is none. Refused: a symbolic link (looked at
-/// with `lstat`, and opened with `O_NOFOLLOW`), anything but a regular file
-/// (opened with `O_NONBLOCK`, so a FIFO put in its place between the check
-/// and the open cannot block), a file of another user or that group or
-/// others may read or write, one larger than [`MAX_TOKEN_FILE_BYTES`], and
-/// one that is not a single token of at least 16 printable ASCII
-/// characters. `doctor` calls this too, so both judge a file alike.
+/// it: `Ok(None)` when there is none. Refused: whatever
+/// `read_private_file` refuses (a symbolic link, anything but a regular
+/// file, a file of another user or that group or others may read or
+/// write, one larger than [`MAX_TOKEN_FILE_BYTES`]), and one that is not a
+/// single token of at least 16 printable ASCII characters. `doctor` calls
+/// this too, so both judge a file alike.
 pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusal> {
+    let Some(file) = read_private_file(path, MAX_TOKEN_FILE_BYTES, &TOKEN_ADVICE)? else {
+        return Ok(None);
+    };
+    let token = parse_token(&file.bytes).map_err(|reason| TokenFileRefusal {
+        problem: TokenFileProblem::Contents,
+        reason,
+        mode: Some(file.mode),
+    })?;
+    Ok(Some(TokenFile {
+        token,
+        mode: file.mode,
+    }))
+}
+
+/// What [`read_private_file`]'s refusals tell the user to do, after the
+/// `; ` that ends what is wrong.
+pub(crate) struct Advice {
+    /// How a file of this kind is named ("a token file").
+    pub(crate) noun: &'static str,
+    /// For a symbolic link.
+    pub(crate) symlink: &'static str,
+    /// For a FIFO, a directory, a device or a socket.
+    pub(crate) not_regular: &'static str,
+    /// For a file of another user.
+    pub(crate) other_owner: &'static str,
+    /// Added to ``make it private with `chmod 600 PATH` ``.
+    pub(crate) not_private: &'static str,
+    /// For a file larger than the limit.
+    pub(crate) too_large: &'static str,
+}
+
+/// The advice for a token file.
+const TOKEN_ADVICE: Advice = Advice {
+    noun: "a token file",
+    symlink: "point --token-file at the file itself",
+    not_regular: "point --token-file at a regular file",
+    other_owner: "use a token file of your own",
+    not_private: " (and choose a new token if others may have read it)",
+    too_large: "put one shorter token in it, or delete it to have a new one made",
+};
+
+/// An existing file that passed [`read_private_file`]'s checks.
+pub(crate) struct PrivateFile {
+    /// Its contents.
+    pub(crate) bytes: Vec<u8>,
+    /// Its permission bits.
+    pub(crate) mode: u32,
+}
+
+/// Reads an existing file that holds a secret (or what guards one):
+/// `Ok(None)` when there is none. Refused: a symbolic link (looked at with
+/// `lstat`, and opened with `O_NOFOLLOW`), anything but a regular file
+/// (opened with `O_NONBLOCK`, so a FIFO put in its place between the check
+/// and the open cannot block), a file replaced between the check and the
+/// open, a file of another user or that group or others may read or
+/// write, and one larger than `max_bytes`. The token file and the web
+/// keys file are read by this; `advice` says what to do about a refusal.
+pub(crate) fn read_private_file(
+    path: &Path,
+    max_bytes: u64,
+    advice: &Advice,
+) -> Result<Option<PrivateFile>, TokenFileRefusal> {
     use std::io::Read as _;
     use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _};
     let refuse = |problem, reason: String, mode| TokenFileRefusal {
@@ -153,7 +214,7 @@ pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusa
         }
     };
     let mode = seen.mode() & 0o7777;
-    not_regular(&seen).map_or(Ok(()), |why| {
+    not_regular(&seen, advice).map_or(Ok(()), |why| {
         Err(refuse(TokenFileProblem::NotRegular, why, Some(mode)))
     })?;
     let flags = (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32;
@@ -183,7 +244,7 @@ pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusa
             Some(mode),
         ));
     }
-    not_regular(&meta).map_or(Ok(()), |why| {
+    not_regular(&meta, advice).map_or(Ok(()), |why| {
         Err(refuse(TokenFileProblem::NotRegular, why, Some(mode)))
     })?;
     let uid = crate::terminal::guard::current_uid();
@@ -191,8 +252,9 @@ pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusa
         return Err(refuse(
             TokenFileProblem::OtherOwner,
             format!(
-                "owned by user {}, not by this user ({uid}); use a token file of your own",
-                meta.uid()
+                "owned by user {}, not by this user ({uid}); {}",
+                meta.uid(),
+                advice.other_owner
             ),
             Some(mode),
         ));
@@ -202,8 +264,9 @@ pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusa
             TokenFileProblem::NotPrivate,
             format!(
                 "group or others may read or write it (mode {mode:04o}); \
-                 make it private with `chmod 600 {}` (and choose a new token if others may have read it)",
-                path.display()
+                 make it private with `chmod 600 {}`{}",
+                path.display(),
+                advice.not_private
             ),
             Some(mode),
         ));
@@ -212,17 +275,17 @@ pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusa
         refuse(
             TokenFileProblem::Contents,
             format!(
-                "it has {size} bytes, more than the {MAX_TOKEN_FILE_BYTES} bytes a token file may have; \
-                 put one shorter token in it, or delete it to have a new one made"
+                "it has {size} bytes, more than the {max_bytes} bytes {} may have; {}",
+                advice.noun, advice.too_large
             ),
             Some(mode),
         )
     };
-    if meta.len() > MAX_TOKEN_FILE_BYTES {
+    if meta.len() > max_bytes {
         return Err(too_large(meta.len()));
     }
     let mut bytes = Vec::new();
-    file.take(MAX_TOKEN_FILE_BYTES + 1)
+    file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
         .map_err(|e| {
             refuse(
@@ -232,25 +295,25 @@ pub fn read_token_file(path: &Path) -> Result<Option<TokenFile>, TokenFileRefusa
             )
         })?;
     // It grew after its status was read.
-    if bytes.len() as u64 > MAX_TOKEN_FILE_BYTES {
+    if bytes.len() as u64 > max_bytes {
         return Err(too_large(bytes.len() as u64));
     }
-    let token =
-        parse_token(&bytes).map_err(|why| refuse(TokenFileProblem::Contents, why, Some(mode)))?;
-    Ok(Some(TokenFile { token, mode }))
+    Ok(Some(PrivateFile { bytes, mode }))
 }
 
-/// Why a file of this status cannot be a token file, if it cannot.
-fn not_regular(meta: &std::fs::Metadata) -> Option<String> {
+/// Why a file of this status cannot be read as a private file, if it
+/// cannot.
+fn not_regular(meta: &std::fs::Metadata, advice: &Advice) -> Option<String> {
     use std::os::unix::fs::FileTypeExt as _;
     let kind = meta.file_type();
     if kind.is_file() {
         return None;
     }
     if kind.is_symlink() {
-        return Some(
-            "it is a symbolic link, which is refused; point --token-file at the file itself".into(),
-        );
+        return Some(format!(
+            "it is a symbolic link, which is refused; {}",
+            advice.symlink
+        ));
     }
     let what = if kind.is_fifo() {
         "a FIFO"
@@ -264,7 +327,8 @@ fn not_regular(meta: &std::fs::Metadata) -> Option<String> {
         "not a file"
     };
     Some(format!(
-        "not a regular file (it is {what}); point --token-file at a regular file"
+        "not a regular file (it is {what}); {}",
+        advice.not_regular
     ))
 }
 
@@ -289,8 +353,9 @@ fn parse_token(bytes: &[u8]) -> Result<Token, String> {
     Ok(Token(token.to_owned()))
 }
 
-/// A fresh token: [`TOKEN_BYTES`] bytes from the operating system, as hex.
-fn new_token() -> std::io::Result<String> {
+/// A fresh token: [`TOKEN_BYTES`] bytes from the operating system, as hex
+/// (also the form of a web key).
+pub(crate) fn new_token() -> std::io::Result<String> {
     use std::fmt::Write as _;
     let mut bytes = [0u8; TOKEN_BYTES];
     let mut filled = 0;

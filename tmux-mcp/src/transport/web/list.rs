@@ -1,0 +1,278 @@
+//! The live list of terminals every tab gets: made again when tmux
+//! reports a change of its sessions, windows, panes or clients, when the
+//! attention log grows, and when a person takes a terminal over or hands
+//! it back, and published on a `watch` channel (each tab sends the latest,
+//! never a backlog).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::handler::server::wrapper::Parameters;
+use serde_json::{Value, json};
+use tmux_control::Event;
+use tokio::sync::watch;
+
+use crate::mcp::server::TmuxMcp;
+use crate::tools::inspect::list::{ListTerminalsArgs, ListTerminalsResult, SessionEntry};
+
+/// How long a burst of changes is let settle before the list is made
+/// again (a true timer: it coalesces, say, the dozen notifications of one
+/// new window into one listing).
+const SETTLE: Duration = Duration::from_millis(20);
+
+/// Who views each terminal in the web view: by terminal id, each tab's
+/// number and its key's name.
+#[derive(Debug, Default)]
+pub(super) struct Viewers(std::sync::Mutex<HashMap<String, HashMap<u64, String>>>);
+
+impl Viewers {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, HashMap<u64, String>>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Tab `tab` (of the key `name`) shows `id`.
+    pub(super) fn add(&self, id: &str, tab: u64, name: &str) {
+        self.lock()
+            .entry(id.to_owned())
+            .or_default()
+            .insert(tab, name.to_owned());
+    }
+
+    /// Tab `tab` no longer shows `id` (every terminal, with `None`).
+    pub(super) fn remove(&self, id: Option<&str>, tab: u64) {
+        let mut map = self.lock();
+        map.retain(|shown, tabs| {
+            if id.is_none_or(|id| id == shown) {
+                tabs.remove(&tab);
+            }
+            !tabs.is_empty()
+        });
+    }
+
+    /// The names of the people who view `id`, each once, sorted.
+    fn of(&self, id: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .lock()
+            .get(id)
+            .map(|tabs| tabs.values().cloned().collect())
+            .unwrap_or_default();
+        names.sort();
+        names.dedup();
+        names
+    }
+}
+
+/// The list, kept up to date while anyone looks.
+pub(super) struct Live {
+    server: TmuxMcp,
+    /// Who views what.
+    pub(super) viewers: Arc<Viewers>,
+    /// The latest `terminals` frame (JSON text).
+    latest: watch::Sender<Arc<str>>,
+    /// Bumped when the list must be made again at once (a hold changed).
+    poke: watch::Sender<u64>,
+    started: std::sync::Once,
+}
+
+impl Live {
+    pub(super) fn new(server: TmuxMcp) -> Self {
+        Self {
+            server,
+            viewers: Arc::default(),
+            latest: watch::Sender::new(Arc::from("")),
+            poke: watch::Sender::new(0),
+            started: std::sync::Once::new(),
+        }
+    }
+
+    /// The latest list and every later one (the task that makes them
+    /// starts with the first subscriber).
+    pub(super) fn subscribe(&self) -> watch::Receiver<Arc<str>> {
+        self.started.call_once(|| {
+            let server = self.server.clone();
+            let latest = self.latest.clone();
+            let poke = self.poke.subscribe();
+            let viewers = Arc::clone(&self.viewers);
+            tokio::spawn(keep_up(server, viewers, latest, poke));
+        });
+        let subscriber = self.latest.subscribe();
+        self.changed();
+        subscriber
+    }
+
+    /// Makes the list again now (a hold changed).
+    pub(super) fn changed(&self) {
+        self.poke.send_modify(|n| *n += 1);
+    }
+}
+
+/// Makes the list, then again after every change, while anyone
+/// subscribes.
+async fn keep_up(
+    server: TmuxMcp,
+    viewers: Arc<Viewers>,
+    latest: watch::Sender<Arc<str>>,
+    mut poke: watch::Receiver<u64>,
+) {
+    let mut attention = server.attention_log().subscribe();
+    let mut connections = server.backend.connections();
+    loop {
+        // Made only while a tab looks (a new tab pokes).
+        if latest.receiver_count() > 0 {
+            let frame = terminals_frame(&server, &viewers).await;
+            latest.send_if_modified(|old| {
+                if **old == *frame {
+                    return false;
+                }
+                *old = Arc::from(frame.as_str());
+                true
+            });
+        }
+        // The events of the current connection, if there is one.
+        let conn = server.backend.current().await;
+        let mut events = conn.as_ref().map(|c| c.tmux.subscribe());
+        loop {
+            let tmux_event = async {
+                match events.as_mut() {
+                    Some(events) => events.recv().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = tmux_event => match event {
+                    Some(Event::Notification(n)) if changes_the_list(&n) => break,
+                    Some(Event::Gap { .. }) => break,
+                    Some(Event::Closed(_)) => break,
+                    Some(_) => {}
+                    // The connection ended: list again (a new one comes
+                    // with the next call, and `connections` says so).
+                    None => break,
+                },
+                r = attention.changed() => { if r.is_err() { return; } break; }
+                r = poke.changed() => { if r.is_err() { return; } break; }
+                r = connections.changed() => { if r.is_err() { return; } break; }
+            }
+        }
+        tokio::time::sleep(SETTLE).await;
+    }
+}
+
+/// Whether a notification changes what the list shows.
+fn changes_the_list(n: &tmux_control::proto::Notification) -> bool {
+    use tmux_control::proto::Notification as N;
+    !matches!(
+        n,
+        N::Output { .. } | N::ExtendedOutput { .. } | N::Pause { .. } | N::Continue { .. }
+    )
+}
+
+/// The `terminals` frame: every terminal of every host, flat.
+async fn terminals_frame(server: &TmuxMcp, viewers: &Viewers) -> String {
+    let tree = server
+        .list_terminals(Parameters(ListTerminalsArgs::default()))
+        .await
+        .map(|json| json.0);
+    let mut terminals = Vec::new();
+    let mut hosts = Vec::new();
+    let counts = attention_counts(server);
+    match tree {
+        Ok(ListTerminalsResult {
+            host,
+            sessions,
+            hosts: remote,
+            ..
+        }) => {
+            let held = holds(&server.backend).await;
+            flatten(&host, &sessions, (&held, &counts, viewers), &mut terminals);
+            hosts.push(json!({ "host": host, "reachable": true, "error": null }));
+            for h in remote {
+                if let Ok(on) = server.on_host(Some(&h.host)) {
+                    let held = holds(&on.backend).await;
+                    flatten(
+                        &h.host,
+                        &h.sessions,
+                        (&held, &counts, viewers),
+                        &mut terminals,
+                    );
+                }
+                hosts.push(json!({ "host": h.host, "reachable": h.reachable, "error": h.error }));
+            }
+        }
+        Err(e) => {
+            hosts.push(json!({
+                "host": server.backend.host(),
+                "reachable": false,
+                "error": e.to_string(),
+            }));
+        }
+    }
+    json!({ "t": "terminals", "terminals": terminals, "hosts": hosts }).to_string()
+}
+
+/// Who holds each pane of a host's server, by pane id (`%3`).
+async fn holds(backend: &crate::terminal::backend::Backend) -> HashMap<String, String> {
+    let Some(conn) = backend.current().await else {
+        return HashMap::new();
+    };
+    conn.terminals
+        .all_with_panes()
+        .into_iter()
+        .filter_map(|(pane, t)| t.hold().map(|h| (pane.to_string(), h.by.to_string())))
+        .collect()
+}
+
+/// How many events that need someone each terminal has in the attention
+/// log, by `HOST:%PANE`.
+fn attention_counts(server: &TmuxMcp) -> HashMap<String, u64> {
+    let read = server
+        .attention_log()
+        .read(0, usize::MAX, |e| e.pane.is_some() && e.kind.for_people());
+    let mut counts = HashMap::new();
+    for e in read.events {
+        if let Some(pane) = e.pane {
+            *counts.entry(format!("{}:{pane}", e.host)).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// Every pane of `sessions` (on `host`) as the page lists it.
+fn flatten(
+    host: &str,
+    sessions: &[SessionEntry],
+    (holds, counts, viewers): (&HashMap<String, String>, &HashMap<String, u64>, &Viewers),
+    out: &mut Vec<Value>,
+) {
+    for s in sessions {
+        for w in &s.windows {
+            for p in &w.panes {
+                let id = format!("{host}:{}", p.id);
+                let people = p
+                    .people
+                    .as_ref()
+                    .map(|p| p.watching.clone())
+                    .unwrap_or_default();
+                out.push(json!({
+                    "id": id,
+                    "host": host,
+                    "session": s.name,
+                    "window": w.id,
+                    "window_name": w.name,
+                    "pane": p.id,
+                    "title": p.title,
+                    "command": p.command,
+                    "cwd": p.cwd,
+                    "width": p.width,
+                    "height": p.height,
+                    "dead": p.dead,
+                    "alternate_screen": p.alternate_screen,
+                    "people": people,
+                    "held_by": holds.get(&p.id),
+                    "viewers": viewers.of(&id),
+                    "attention": counts.get(&id).copied().unwrap_or(0),
+                }));
+            }
+        }
+    }
+}
