@@ -52,6 +52,8 @@ TOOLSETS: dict[str, frozenset[str]] = {
             "respawn",
             "set_option",
             "set_environment",
+            "web_view",
+            "request_human",
         }
     ),
     "teardown": frozenset({"kill_pane", "kill_window", "kill_session", "kill_server"}),

@@ -765,6 +765,8 @@ async def test_a_password_typed_in_the_view_is_kept_nowhere(tmux_mcp: TmuxMcp) -
         with anyio.fail_after(LIMIT):
             pane = await agent.terminal("secret")
             view = f"local:{pane}"
+            # The server's own key, in a reply the debug log shows.
+            link_key = (await agent.call("web_view"))["url"].split("#key=", 1)[1]
             asking = await agent.call("run", target=pane, command="read -s pw; echo got-${#pw}", timeout_secs=10)
             assert asking["status"] in ("waiting_for_input", "asks_for_secret"), asking
             async with chromium() as browser, view_page(browser, page_link(server, carol, view)) as page:
@@ -789,6 +791,12 @@ async def test_a_password_typed_in_the_view_is_kept_nowhere(tmux_mcp: TmuxMcp) -
     for n, reply in enumerate(agent.replies):
         assert SECRET not in reply, f"reply {n}: {reply}"
     assert SECRET not in stderr
+    # No key reaches a log, not even the debug level's copy of a reply.
+    for key in (link_key, carol):
+        assert key not in stderr
+        assert key not in tmux_mcp.log.read_text()
+        assert key not in tmux_mcp.audit.read_text()
+    assert "key=[masked]" in stderr, "the debug log shows no web_view reply: the check above proves nothing"
     assert SECRET not in tmux_mcp.log.read_text()
     audit = tmux_mcp.audit.read_text()
     assert SECRET not in audit

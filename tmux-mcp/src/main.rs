@@ -291,7 +291,10 @@ struct Diagnostics;
 
 impl std::io::Write for Diagnostics {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        let _ = std::io::stderr().write_all(bytes);
+        // Each event comes in one write; a web key in it (a `web_view`
+        // reply at the debug level) is masked.
+        let masked = tmux_control_mcp::transport::web::mask_keys(bytes);
+        let _ = std::io::stderr().write_all(&masked);
         Ok(bytes.len())
     }
 

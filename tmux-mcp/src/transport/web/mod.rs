@@ -205,6 +205,43 @@ async fn host_guard(
     }
 }
 
+/// `text` with every web key in it masked: each `key=` followed by a key's
+/// 64 hex digits (as the view's links carry it) becomes `key=[masked]`.
+/// For diagnostics, which may hold a `web_view` reply at the debug level:
+/// no key ever reaches a log.
+///
+/// ```
+/// use tmux_control_mcp::transport::web::mask_keys;
+/// let line = format!("url: http://127.0.0.1:1/ui/#key={}", "ab".repeat(32));
+/// assert_eq!(mask_keys(line.as_bytes()).as_ref(), b"url: http://127.0.0.1:1/ui/#key=[masked]");
+/// assert_eq!(mask_keys(b"key=short").as_ref(), b"key=short");
+/// ```
+pub fn mask_keys(text: &[u8]) -> std::borrow::Cow<'_, [u8]> {
+    const NAME: &[u8] = b"key=";
+    const DIGITS: usize = 2 * keys::KEY_BYTES;
+    let is_key = |rest: &[u8]| {
+        rest.len() >= DIGITS
+            && rest[..DIGITS].iter().all(u8::is_ascii_hexdigit)
+            && rest.get(DIGITS).is_none_or(|b| !b.is_ascii_hexdigit())
+    };
+    let found = memchr::memmem::find_iter(text, NAME).any(|at| is_key(&text[at + NAME.len()..]));
+    if !found {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = Vec::with_capacity(text.len());
+    let mut at = 0;
+    while at < text.len() {
+        if text[at..].starts_with(NAME) && is_key(&text[at + NAME.len()..]) {
+            out.extend_from_slice(b"key=[masked]");
+            at += NAME.len() + DIGITS;
+        } else {
+            out.push(text[at]);
+            at += 1;
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
 /// Random bytes from the operating system as lower-case hex, for session
 /// cookies.
 fn random_hex(bytes: usize) -> Option<String> {
