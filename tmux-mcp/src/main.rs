@@ -44,7 +44,7 @@ fn main() -> ExitCode {
         Some(Command::Call(args)) => return tmux_control_mcp::call::main(&cli, args),
         // The web view's keys file: no server, no tmux.
         Some(Command::WebKey(args)) => {
-            return tmux_control_mcp::transport::web::keys::web_key_main(&cli, args);
+            return tmux_control_mcp::transport::web::cli::web_key_main(&cli, args);
         }
         _ => {}
     }

@@ -22,13 +22,12 @@
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
-use std::process::ExitCode;
 use std::sync::{Mutex, PoisonError};
 
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
-use crate::config::{Cli, WebKeyAction, WebKeyArgs, WebKeyScope};
+use crate::config::WebKeyScope;
 use crate::transport::http::{Advice, read_private_file};
 
 /// Bytes of randomness in a key (written as twice as many hex digits).
@@ -55,9 +54,6 @@ const MAX_FILE_BYTES: u64 = 1024 * 1024;
 /// The longest key text [`KeyStore::check`] hashes (a key has
 /// `2 * KEY_BYTES` characters; anything much longer is refused unhashed).
 const MAX_KEY_CHARS: usize = 1024;
-
-/// The exit status of bad usage (as clap uses for bad flags).
-const USAGE: u8 = 2;
 
 /// What [`read_private_file`]'s refusals of the keys file advise.
 const KEYS_ADVICE: Advice = Advice {
@@ -642,118 +638,6 @@ fn unhex(text: &str) -> Option<[u8; 32]> {
     Some(out)
 }
 
-/// Runs `tmux-mcp web-key`: returns the process's exit status (0 done, 1
-/// a failure, 2 bad usage). It uses the state directory the server uses
-/// (`--state-dir`, `TMUX_MCP_STATE_DIR`, or the default).
-pub fn web_key_main(cli: &Cli, args: &WebKeyArgs) -> ExitCode {
-    let state_dir = cli
-        .state_dir
-        .clone()
-        .unwrap_or_else(crate::terminal::backend::default_state_dir);
-    let store = KeyStore::new(&state_dir);
-    let fail = |err: &KeyError| {
-        eprintln!("tmux-mcp web-key: {err}");
-        ExitCode::from(if err.is_usage() { USAGE } else { 1 })
-    };
-    match &args.action {
-        WebKeyAction::Add { name, scope } => {
-            let scope = Scope::from(*scope);
-            let key = match store.add(name, scope) {
-                Ok(key) => key,
-                Err(err) => return fail(&err),
-            };
-            let text = format!(
-                "key:  {key}\n\
-                 link: /ui/#key={key}\n\
-                 (after the web view's address, as in http://127.0.0.1:PORT/ui/#key=…)\n\
-                 The key {name:?} (scope {scope}) is shown only this once: only its SHA-256 digest is kept, in {}.\n\
-                 Revoke it with `tmux-mcp web-key revoke {name}`.\n",
-                store.path().display()
-            );
-            if let Err(e) = print(&text) {
-                // Nobody saw the key: it must not stay valid.
-                let undone = match store.revoke(name) {
-                    Ok(_) => "it was revoked again",
-                    Err(_) => "revoke it with `tmux-mcp web-key revoke`",
-                };
-                eprintln!("tmux-mcp web-key: cannot print the new key ({e}); {undone}");
-                return ExitCode::FAILURE;
-            }
-            ExitCode::SUCCESS
-        }
-        WebKeyAction::List { json } => {
-            let keys = match store.list() {
-                Ok(keys) => keys,
-                Err(err) => return fail(&err),
-            };
-            let text = if *json {
-                match serde_json::to_string(&keys) {
-                    Ok(json) => format!("{json}\n"),
-                    Err(e) => {
-                        eprintln!("tmux-mcp web-key: cannot write the list as JSON: {e}");
-                        return ExitCode::FAILURE;
-                    }
-                }
-            } else if keys.is_empty() {
-                format!(
-                    "No web keys in {} (make one with `tmux-mcp web-key add NAME`).\n",
-                    store.path().display()
-                )
-            } else {
-                table(&keys)
-            };
-            match print(&text) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("tmux-mcp web-key: cannot print the list: {e}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        WebKeyAction::Revoke { name } => match store.revoke(name) {
-            Ok(true) => {
-                let _ = print(&format!(
-                    "Revoked the web key {name:?}: its sessions end at their next request.\n"
-                ));
-                ExitCode::SUCCESS
-            }
-            Ok(false) => {
-                eprintln!(
-                    "tmux-mcp web-key: no web key named {name:?} in {}",
-                    store.path().display()
-                );
-                ExitCode::FAILURE
-            }
-            Err(err) => fail(&err),
-        },
-    }
-}
-
-/// Writes `text` to standard output and flushes it.
-fn print(text: &str) -> std::io::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()
-}
-
-/// The keys as a table: name, scope, created.
-fn table(keys: &[KeyInfo]) -> String {
-    let width = keys
-        .iter()
-        .map(|k| k.name.len())
-        .max()
-        .unwrap_or(0)
-        .max("NAME".len());
-    let mut out = format!("{:<width$}  SCOPE  CREATED\n", "NAME");
-    for key in keys {
-        out.push_str(&format!(
-            "{:<width$}  {:<5}  {}\n",
-            key.name, key.scope, key.created
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests {
@@ -841,7 +725,10 @@ mod tests {
         assert_eq!(names, [("alice", Scope::View), ("bob.2_x-y", Scope::Input)]);
         let json = serde_json::to_string(&listed).unwrap();
         assert!(!json.contains(&alice) && !json.contains("sha256"), "{json}");
-        assert!(table(&listed).starts_with("NAME       SCOPE  CREATED\nalice      view   "));
+        assert!(
+            super::super::cli::table(&listed)
+                .starts_with("NAME       SCOPE  CREATED\nalice      view   ")
+        );
 
         // A name is there once.
         let err = store.add("alice", Scope::Input).unwrap_err();

@@ -9,7 +9,8 @@
 //! - `assets`: the page and xterm.js, compiled into the binary;
 //! - `session`: capability keys exchanged for `HttpOnly` cookies, and the
 //!   exact-Origin rule;
-//! - `keys`: the named, revocable keys (`tmux-mcp web-key`), stored hashed;
+//! - `keys`: the named, revocable keys, stored hashed, and [`cli`]: the
+//!   `tmux-mcp web-key` that makes, lists and revokes them;
 //! - `list`: the live list of terminals every tab gets;
 //! - `snapshot`: a pane's screen at an exact output offset;
 //! - `socket`: one WebSocket per tab, multiplexed by terminal, each
@@ -32,8 +33,9 @@ use axum::response::{IntoResponse, Response};
 use crate::mcp::server::{TmuxMcp, WebLink};
 
 mod assets;
+pub mod cli;
 mod hold;
-pub mod keys;
+mod keys;
 mod list;
 mod session;
 mod snapshot;
