@@ -45,6 +45,13 @@ async def test_the_stdio_server_serves_the_view_with_web(tmux_mcp: TmuxMcp) -> N
                 done = await session.call_tool("run", {"target": pane, "command": "echo beside-$((6*7))"})
                 assert not done.is_error, text_of(done)
                 await wait_row(page, view, "beside-42")
+                # The agent knows who views the terminal in the browser.
+                info = await session.call_tool("pane_info", {"target": pane})
+                assert info.structured_content["people"].get("web_viewers") == ["link"], info.structured_content
+                listed = await session.call_tool("list_terminals", {})
+                panes = [p for s in listed.structured_content["sessions"] for w in s["windows"] for p in w["panes"]]
+                (entry,) = [p for p in panes if p["id"] == pane]
+                assert entry["people"]["web_viewers"] == ["link"], entry
 
 
 async def test_without_a_view_web_view_says_how_to_serve_one(tmux_mcp: TmuxMcp) -> None:

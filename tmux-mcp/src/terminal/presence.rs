@@ -45,10 +45,25 @@ pub(crate) struct People {
     /// Each watching client: since when it is attached, and when it last sent a key (tmux keeps both in whole seconds).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub clients: Vec<Watcher>,
+    /// The people who view this terminal in the web view (by the name of their key).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub web_viewers: Vec<String>,
     /// For how many more seconds the typing client counts as typing.
     #[serde(skip)]
     #[schemars(skip)]
     pub typing_for: Option<u64>,
+}
+
+impl People {
+    /// With the web view's viewers of the terminal whose record is
+    /// `terminal`.
+    pub(crate) fn and_on_the_web(
+        mut self,
+        terminal: Option<&crate::terminal::record::Terminal>,
+    ) -> Self {
+        self.web_viewers = terminal.map(|t| t.web_viewers()).unwrap_or_default();
+        self
+    }
 }
 
 /// One person's client that shows a terminal.

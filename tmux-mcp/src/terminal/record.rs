@@ -20,7 +20,8 @@
 //! - who created it and typed into it, and its input turn
 //!   (`actors::PaneActors`);
 //! - the person who holds its input from the web view, if any ([`Hold`],
-//!   kept here): while one does, no agent types into it.
+//!   kept here): while one does, no agent types into it; and who views it
+//!   there.
 //!
 //! Each concern keeps its logic and what it knows about all panes (the
 //! shell integration's hooks, the regions' change counter, the logs'
@@ -102,6 +103,9 @@ pub(crate) struct Terminal {
     watched: std::sync::atomic::AtomicBool,
     /// The person who took its input over in the web view, if one did.
     hold: Mutex<Option<Hold>>,
+    /// The web view's tabs that show it: each tab's number and its key's
+    /// name.
+    viewers: Mutex<std::collections::BTreeMap<u64, Arc<str>>>,
 }
 
 /// A person's hold on a terminal's input (the web view's take-over): until
@@ -144,6 +148,28 @@ impl Terminal {
                 Ok(())
             }
         }
+    }
+
+    /// Tab `tab` of the web view (by the key `name`) shows it.
+    pub(crate) fn viewed_by(&self, tab: u64, name: &str) {
+        lock(&self.viewers).insert(tab, Arc::from(name));
+    }
+
+    /// Tab `tab` no longer shows it.
+    pub(crate) fn unviewed_by(&self, tab: u64) {
+        lock(&self.viewers).remove(&tab);
+    }
+
+    /// The people who view it in the web view, by their key's name, each
+    /// once, sorted.
+    pub(crate) fn web_viewers(&self) -> Vec<String> {
+        let mut names: Vec<String> = lock(&self.viewers)
+            .values()
+            .map(|n| n.to_string())
+            .collect();
+        names.sort();
+        names.dedup();
+        names
     }
 
     /// Ends `session`'s hold; whether it held the terminal.

@@ -437,8 +437,11 @@ impl TmuxMcp {
                     history_lines: p.history_size,
                     cursor: cursors.get(&p.id).copied(),
                     actors: conn.terminals.get(p.id).and_then(|t| t.actors_entry()),
-                    people: Some(presence::people_among(&clients, p.id, p.window))
-                        .filter(|people| *people != People::default()),
+                    people: Some(
+                        presence::people_among(&clients, p.id, p.window)
+                            .and_on_the_web(conn.terminals.get(p.id).as_deref()),
+                    )
+                    .filter(|people| *people != People::default()),
                 });
         }
         let mut by_session: BTreeMap<u32, Vec<WindowEntry>> = BTreeMap::new();
@@ -536,7 +539,9 @@ impl TmuxMcp {
         let po = conn.follow(r.pane).await?;
         let row = conn.pane_row(r.pane).await?;
         let state = facts(&conn, &po, &row).await;
-        let people = presence::people(&conn.tmux, &conn.humans, r.pane, r.window).await;
+        let people = presence::people(&conn.tmux, &conn.humans, r.pane, r.window)
+            .await
+            .and_on_the_web(conn.terminals.get(r.pane).as_deref());
         Ok(Json(PaneInfoResult {
             state,
             people,

@@ -1,7 +1,7 @@
 //! The live list of terminals every tab gets: made again when tmux
 //! reports a change of its sessions, windows, panes or clients, when the
 //! attention log grows, and when a person takes a terminal over or hands
-//! it back, and published on a `watch` channel (each tab sends the latest,
+//! it back or a tab opens or closes one, and published on a `watch` channel (each tab sends the latest,
 //! never a backlog).
 
 use std::collections::HashMap;
@@ -21,53 +21,9 @@ use crate::tools::inspect::list::{ListTerminalsArgs, ListTerminalsResult, Sessio
 /// new window into one listing).
 const SETTLE: Duration = Duration::from_millis(20);
 
-/// Who views each terminal in the web view: by terminal id, each tab's
-/// number and its key's name.
-#[derive(Debug, Default)]
-pub(super) struct Viewers(std::sync::Mutex<HashMap<String, HashMap<u64, String>>>);
-
-impl Viewers {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, HashMap<u64, String>>> {
-        self.0.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Tab `tab` (of the key `name`) shows `id`.
-    pub(super) fn add(&self, id: &str, tab: u64, name: &str) {
-        self.lock()
-            .entry(id.to_owned())
-            .or_default()
-            .insert(tab, name.to_owned());
-    }
-
-    /// Tab `tab` no longer shows `id` (every terminal, with `None`).
-    pub(super) fn remove(&self, id: Option<&str>, tab: u64) {
-        let mut map = self.lock();
-        map.retain(|shown, tabs| {
-            if id.is_none_or(|id| id == shown) {
-                tabs.remove(&tab);
-            }
-            !tabs.is_empty()
-        });
-    }
-
-    /// The names of the people who view `id`, each once, sorted.
-    fn of(&self, id: &str) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .lock()
-            .get(id)
-            .map(|tabs| tabs.values().cloned().collect())
-            .unwrap_or_default();
-        names.sort();
-        names.dedup();
-        names
-    }
-}
-
 /// The list, kept up to date while anyone looks.
 pub(super) struct Live {
     server: TmuxMcp,
-    /// Who views what.
-    pub(super) viewers: Arc<Viewers>,
     /// The latest `terminals` frame (JSON text).
     latest: watch::Sender<Arc<str>>,
     /// Bumped when the list must be made again at once (a hold changed).
@@ -79,7 +35,6 @@ impl Live {
     pub(super) fn new(server: TmuxMcp) -> Self {
         Self {
             server,
-            viewers: Arc::default(),
             latest: watch::Sender::new(Arc::from("")),
             poke: watch::Sender::new(0),
             started: std::sync::Once::new(),
@@ -93,8 +48,7 @@ impl Live {
             let server = self.server.clone();
             let latest = self.latest.clone();
             let poke = self.poke.subscribe();
-            let viewers = Arc::clone(&self.viewers);
-            tokio::spawn(keep_up(server, viewers, latest, poke));
+            tokio::spawn(keep_up(server, latest, poke));
         });
         let subscriber = self.latest.subscribe();
         self.changed();
@@ -109,18 +63,13 @@ impl Live {
 
 /// Makes the list, then again after every change, while anyone
 /// subscribes.
-async fn keep_up(
-    server: TmuxMcp,
-    viewers: Arc<Viewers>,
-    latest: watch::Sender<Arc<str>>,
-    mut poke: watch::Receiver<u64>,
-) {
+async fn keep_up(server: TmuxMcp, latest: watch::Sender<Arc<str>>, mut poke: watch::Receiver<u64>) {
     let mut attention = server.attention_log().subscribe();
     let mut connections = server.backend.connections();
     loop {
         // Made only while a tab looks (a new tab pokes).
         if latest.receiver_count() > 0 {
-            let frame = terminals_frame(&server, &viewers).await;
+            let frame = terminals_frame(&server).await;
             latest.send_if_modified(|old| {
                 if **old == *frame {
                     return false;
@@ -168,7 +117,7 @@ fn changes_the_list(n: &tmux_control::proto::Notification) -> bool {
 }
 
 /// The `terminals` frame: every terminal of every host, flat.
-async fn terminals_frame(server: &TmuxMcp, viewers: &Viewers) -> String {
+async fn terminals_frame(server: &TmuxMcp) -> String {
     let tree = server
         .list_terminals(Parameters(ListTerminalsArgs::default()))
         .await
@@ -184,17 +133,12 @@ async fn terminals_frame(server: &TmuxMcp, viewers: &Viewers) -> String {
             ..
         }) => {
             let held = holds(&server.backend).await;
-            flatten(&host, &sessions, (&held, &counts, viewers), &mut terminals);
+            flatten(&host, &sessions, (&held, &counts), &mut terminals);
             hosts.push(json!({ "host": host, "reachable": true, "error": null }));
             for h in remote {
                 if let Ok(on) = server.on_host(Some(&h.host)) {
                     let held = holds(&on.backend).await;
-                    flatten(
-                        &h.host,
-                        &h.sessions,
-                        (&held, &counts, viewers),
-                        &mut terminals,
-                    );
+                    flatten(&h.host, &h.sessions, (&held, &counts), &mut terminals);
                 }
                 hosts.push(json!({ "host": h.host, "reachable": h.reachable, "error": h.error }));
             }
@@ -241,7 +185,7 @@ fn attention_counts(server: &TmuxMcp) -> HashMap<String, u64> {
 fn flatten(
     host: &str,
     sessions: &[SessionEntry],
-    (holds, counts, viewers): (&HashMap<String, String>, &HashMap<String, u64>, &Viewers),
+    (holds, counts): (&HashMap<String, String>, &HashMap<String, u64>),
     out: &mut Vec<Value>,
 ) {
     for s in sessions {
@@ -252,6 +196,11 @@ fn flatten(
                     .people
                     .as_ref()
                     .map(|p| p.watching.clone())
+                    .unwrap_or_default();
+                let viewers = p
+                    .people
+                    .as_ref()
+                    .map(|p| p.web_viewers.clone())
                     .unwrap_or_default();
                 out.push(json!({
                     "id": id,
@@ -269,7 +218,7 @@ fn flatten(
                     "alternate_screen": p.alternate_screen,
                     "people": people,
                     "held_by": holds.get(&p.id),
-                    "viewers": viewers.of(&id),
+                    "viewers": viewers,
                     "attention": counts.get(&id).copied().unwrap_or(0),
                 }));
             }

@@ -85,11 +85,16 @@ enum Op {
 struct Shown {
     acked: watch::Sender<u64>,
     task: tokio::task::JoinHandle<()>,
+    /// The terminal's record, which says who views it.
+    record: Arc<crate::terminal::record::Terminal>,
+    /// The tab's number there.
+    tab: u64,
 }
 
 impl Drop for Shown {
     fn drop(&mut self) {
         self.task.abort();
+        self.record.unviewed_by(self.tab);
     }
 }
 
@@ -206,10 +211,10 @@ impl Tab {
         match op {
             Op::Attach { id, from } => self.attach(id, from).await,
             Op::Detach { id } => {
-                self.shown.remove(&id);
+                if self.shown.remove(&id).is_some() {
+                    self.view.list.changed();
+                }
                 self.held.remove(&id);
-                self.view.list.viewers.remove(Some(&id), self.number);
-                self.view.list.changed();
             }
             Op::Ack { id, offset } => {
                 if let Some(shown) = self.shown.get(&id) {
@@ -288,22 +293,29 @@ impl Tab {
             Ok(target) => target,
             Err(why) => return self.refuse("attach", &id, &why).await,
         };
-        let po = match target.conn().await {
-            Ok(conn) => conn.follow(target.pane).await.map_err(|e| e.to_string()),
+        let followed = match target.conn().await {
+            Ok(conn) => conn
+                .follow(target.pane)
+                .await
+                .map(|po| (po, conn.terminals.entry(target.pane)))
+                .map_err(|e| e.to_string()),
             Err(why) => Err(why),
         };
-        let po = match po {
-            Ok(po) => po,
+        let (po, record) = match followed {
+            Ok(followed) => followed,
             Err(why) => return self.refuse("attach", &id, &why).await,
         };
         let (acked, acks) = watch::channel(0);
         let task = tokio::spawn(stream(id.clone(), po, from, self.out.clone(), acks));
-        self.shown.insert(id.clone(), Shown { acked, task });
+        record.viewed_by(self.number, &self.session.grant.name);
+        let shown = Shown {
+            acked,
+            task,
+            record,
+            tab: self.number,
+        };
+        self.shown.insert(id.clone(), shown);
         self.held.remove(&id);
-        self.view
-            .list
-            .viewers
-            .add(&id, self.number, &self.session.grant.name);
         self.view.list.changed();
         let frame = self.view.list.subscribe().borrow().clone();
         self.tell_holds(&frame).await;
@@ -359,9 +371,8 @@ impl Tab {
     async fn closed(self) {
         let view = Arc::clone(&self.view);
         let session = self.session.clone();
-        view.list.viewers.remove(None, self.number);
-        view.list.changed();
         drop(self);
+        view.list.changed();
         if view.sessions.socket_closed(session.id) > 0 {
             return;
         }
