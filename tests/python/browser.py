@@ -78,13 +78,17 @@ async def page_at(
     width: int = 1600,
     height: int = 1000,
     ready: bool = True,
+    init_script: str | None = None,
 ) -> AsyncIterator[Page]:
     """A page (in a context of its own: its own cookies) at `url`, once
-    `window.tmuxView.ready` resolved (unless `ready` is False). The page's
-    console messages and errors are printed (pytest shows them for a failed
+    `window.tmuxView.ready` resolved (unless `ready` is False), with
+    `init_script` run before the page's own scripts. The page's console
+    messages and errors are printed (pytest shows them for a failed
     test)."""
     context = await browser.new_context(viewport={"width": width, "height": height})
     try:
+        if init_script is not None:
+            await context.add_init_script(init_script)
         page = await context.new_page()
         page.set_default_timeout(PAGE_LIMIT_MS)
 

@@ -37,7 +37,7 @@ from urllib.parse import quote
 import anyio
 import mcp
 import pytest
-from browser import PAGE_LIMIT_MS, buffer_text, chromium, open_view, screen_text, view_state, wait_ready
+from browser import PAGE_LIMIT_MS, buffer_text, chromium, open_view, page_at, screen_text, view_state
 from mcp.types import CallToolResult
 from playwright.async_api import Browser, Page
 from support import HttpServer, TmuxMcp, connecting_call, text_of
@@ -47,12 +47,6 @@ pytestmark = pytest.mark.anyio
 
 #: Upper bound for one test's conversation with the server and the page.
 LIMIT = 120
-
-#: Whether the pages' contexts bypass the page's Content-Security-Policy.
-#: They do not: Playwright's evaluate and wait_for_function work under the
-#: view's strict CSP (checked with Playwright 1.65 and Debian's Chromium),
-#: so the page is tested under the policy it is served with.
-BYPASS_CSP = False
 
 #: Recorded in every page before its own scripts run: the sockets it opens
 #: and every text frame the server sends on them (the lists only counted).
@@ -176,22 +170,9 @@ async def view_page(
     browser: Browser, url: str, *, width: int = 1400, height: int = 900, ready: bool = True
 ) -> AsyncIterator[Page]:
     """A page (a context of its own: its own cookies) at `url` with the
-    recorder, once `tmuxView.ready` resolved (unless `ready` is False).
-    Console messages and errors are printed (pytest shows them for a
-    failed test)."""
-    context = await browser.new_context(viewport={"width": width, "height": height}, bypass_csp=BYPASS_CSP)
-    try:
-        await context.add_init_script(RECORDER)
-        page = await context.new_page()
-        page.set_default_timeout(PAGE_LIMIT_MS)
-        page.on("console", lambda m: print(f"[page console {m.type}] {m.text}"))
-        page.on("pageerror", lambda e: print(f"[page error] {e}"))
-        await page.goto(url)
-        if ready:
-            await wait_ready(page)
+    recorder, once `tmuxView.ready` resolved (unless `ready` is False)."""
+    async with page_at(browser, url, width=width, height=height, ready=ready, init_script=RECORDER) as page:
         yield page
-    finally:
-        await context.close()
 
 
 async def frames(page: Page, kind: str | None = None, view: str | None = None) -> list[dict[str, Any]]:
@@ -656,7 +637,7 @@ async def test_a_rebinding_host_is_refused(tmux_mcp: TmuxMcp) -> None:
             cookie = session_cookie(server, key)
             status, headers, page = request(server, "GET", "/ui/")
             assert status == 200 and b"app.js" in page, status
-            # The policy the pages of these tests run under (BYPASS_CSP).
+            # The policy the pages of these tests run under (never bypassed).
             assert "script-src 'self'" in headers["content-security-policy"], headers
             for host in ["evil.example", f"evil.example:{server.port}", f"127.0.0.1:{server.port + 1}"]:
                 status, _, body = request(server, "GET", "/ui/", Host=host)
@@ -718,7 +699,7 @@ async def test_a_wrong_key_sees_nothing(tmux_mcp: TmuxMcp) -> None:
             key = (await agent.call("web_view"))["url"].split("#key=", 1)[1]
             wrong = "0" * len(key) if key != "0" * len(key) else "1" * len(key)
             async with chromium() as browser:
-                context = await browser.new_context(bypass_csp=BYPASS_CSP)
+                context = await browser.new_context()
                 try:
                     await context.add_init_script(RECORDER)
                     page = await context.new_page()
