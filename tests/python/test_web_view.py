@@ -630,6 +630,30 @@ async def test_a_page_of_another_origin_is_refused(tmux_mcp: TmuxMcp) -> None:
             assert status == 403, body
 
 
+async def test_a_title_a_program_sets_is_shown_as_text(tmux_mcp: TmuxMcp) -> None:
+    """A pane's title is the program's to set: markup in it is shown as
+    text, never run or parsed, in the list and in the view's heading."""
+    async with served(tmux_mcp) as (server, agent):
+        with anyio.fail_after(LIMIT):
+            pane = await agent.terminal("titled")
+            view, url = await agent.view_link(pane)
+            markup = '<img src=x onerror="window.__owned=1">'
+            async with chromium() as browser, view_page(browser, url) as page:
+                await open_view(page, view)
+                await agent.call("run", target=pane, command=f"printf '\\033]2;%s\\033\\\\' '{markup}'")
+                try:
+                    await page.wait_for_function(
+                        "([id, m]) => (window.tmuxView.terminals.find(t => t.id === id) || {}).title === m",
+                        arg=[view, markup],
+                    )
+                except Exception:
+                    titles = await page.evaluate("() => window.tmuxView.terminals.map(t => [t.id, t.title])")
+                    raise AssertionError(f"{titles} / tmux: {tmux(tmux_mcp, 'display-message', '-p', '-t', pane, '#{pane_title}')!r}")
+                await page.wait_for_function("m => document.body.innerText.includes(m)", arg=markup)
+                assert await page.evaluate("() => document.querySelectorAll('img').length") == 0
+                assert await page.evaluate("() => window.__owned === undefined")
+
+
 async def test_a_rebinding_host_is_refused(tmux_mcp: TmuxMcp) -> None:
     async with served(tmux_mcp) as (server, agent):
         with anyio.fail_after(LIMIT):

@@ -59,6 +59,13 @@ impl Live {
     pub(super) fn changed(&self) {
         self.poke.send_modify(|n| *n += 1);
     }
+
+    /// What makes the list again, for a terminal's stream to use when its
+    /// pane's title, program or state changes (tmux tells those to the
+    /// connection that follows the pane, which may be an observer's).
+    pub(super) fn poker(&self) -> watch::Sender<u64> {
+        self.poke.clone()
+    }
 }
 
 /// Makes the list, then again after every change, while anyone

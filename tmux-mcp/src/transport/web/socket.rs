@@ -306,7 +306,14 @@ impl Tab {
             Err(why) => return self.refuse("attach", &id, &why).await,
         };
         let (acked, acks) = watch::channel(0);
-        let task = tokio::spawn(stream(id.clone(), po, from, self.out.clone(), acks));
+        let listed = self.view.list.poker();
+        let task = tokio::spawn(stream(
+            id.clone(),
+            po,
+            from,
+            self.out.clone(),
+            (acks, listed),
+        ));
         record.viewed_by(self.number, &self.session.grant.name);
         let shown = Shown {
             acked,
@@ -437,9 +444,19 @@ async fn stream(
     po: PaneOutput,
     from: Option<u64>,
     out: mpsc::Sender<Message>,
-    mut acks: watch::Receiver<u64>,
+    (mut acks, listed): (watch::Receiver<u64>, watch::Sender<u64>),
 ) {
     let mut generation = po.state().layout_generation;
+    let shown = |s: &tmux_control::PaneState| {
+        (
+            s.title.clone(),
+            s.current_command.clone(),
+            s.dead,
+            s.alternate_screen,
+            s.in_mode,
+        )
+    };
+    let mut listed_as = shown(&po.state());
     let (mut start, mut size) = match from {
         Some(at) if at >= po.start_offset() && at <= po.end_offset() => (at, pane_size(&po).await),
         _ => match send_snapshot(&id, &po, &out).await {
@@ -496,6 +513,12 @@ async fn stream(
                         states_open = false;
                         continue;
                     };
+                    // What the list shows of the pane changed: it is made
+                    // again.
+                    if shown(&state) != listed_as {
+                        listed_as = shown(&state);
+                        listed.send_modify(|n| *n += 1);
+                    }
                     // Only a layout change can change the pane's size: then
                     // tmux is asked (one round trip a change).
                     if state.layout_generation == generation {
