@@ -654,6 +654,35 @@ async def test_a_title_a_program_sets_is_shown_as_text(tmux_mcp: TmuxMcp) -> Non
                 assert await page.evaluate("() => window.__owned === undefined")
 
 
+async def test_a_revoked_key_cuts_its_viewer_off(tmux_mcp: TmuxMcp) -> None:
+    """`web-key revoke` ends a watching tab within a second of output,
+    without the page asking anything."""
+    dave = web_key(tmux_mcp, "dave", "view")
+    async with served(tmux_mcp) as (server, agent):
+        with anyio.fail_after(LIMIT):
+            pane = await agent.terminal("revoked")
+            view = f"local:{pane}"
+            async with chromium() as browser, view_page(browser, page_link(server, dave, view)) as page:
+                await open_view(page, view)
+                await agent.call("run", target=pane, command="echo before-revoke")
+                await wait_row(page, view, "before-revoke")
+                revoked = subprocess.run(
+                    tmux_mcp.command("web-key", "revoke", "dave"), capture_output=True, text=True, env=tmux_mcp.env(), timeout=30
+                )
+                assert revoked.returncode == 0, revoked.stderr
+                # Output the page acknowledges, for a little over a second
+                # (the recheck's bound: a true timer in the shell).
+                await agent.call(
+                    "run", target=pane, command="for i in $(seq 1 30); do echo tick-$i; sleep 0.05; done", timeout_secs=20
+                )
+                await page.wait_for_function(
+                    "() => window.__wv.frames.some(f => f.t === 'error' && /revoked/.test(f.why))"
+                )
+                # Its cookie is worth nothing now.
+                answer = await page.evaluate("() => fetch('session').then(r => r.status)")
+                assert answer == 401, answer
+
+
 async def test_a_rebinding_host_is_refused(tmux_mcp: TmuxMcp) -> None:
     async with served(tmux_mcp) as (server, agent):
         with anyio.fail_after(LIMIT):

@@ -40,6 +40,9 @@ const FRAME: usize = 64 << 10;
 /// reconnect (a true timer: the grace of a reconnect).
 const HOLD_GRACE: Duration = Duration::from_secs(10);
 
+/// How often at most an acknowledgement checks the tab's key again.
+const RECHECK: Duration = Duration::from_secs(1);
+
 /// The frames a tab's terminals have queued for its socket.
 const QUEUE: usize = 64;
 
@@ -144,6 +147,7 @@ async fn serve(mut socket: WebSocket, view: Arc<WebView>, session: Session) {
     if !first.is_empty() && socket.send(Message::Text((*first).into())).await.is_err() {
         return tab.closed().await;
     }
+    let mut checked = std::time::Instant::now();
     loop {
         tokio::select! {
             biased;
@@ -154,11 +158,17 @@ async fn serve(mut socket: WebSocket, view: Arc<WebView>, session: Session) {
             }
             incoming = socket.recv() => match incoming {
                 Some(Ok(Message::Text(t))) => {
-                    // Every message but an acknowledgement checks the key
-                    // again (a revocation applies at once; acks come with
-                    // every frame and change nothing).
+                    // Every message checks the key again (a revocation
+                    // applies at once), but an acknowledgement, which comes
+                    // with every frame the page writes, at most once a
+                    // second: a revoked viewer is cut off within a second
+                    // of output, without a file read a frame.
                     let ack = t.as_str().starts_with(r#"{"op":"ack""#);
-                    if !ack && !tab.view.keys.still_valid(&tab.session.grant) {
+                    let due = !ack || checked.elapsed() >= RECHECK;
+                    if due {
+                        checked = std::time::Instant::now();
+                    }
+                    if due && !tab.view.keys.still_valid(&tab.session.grant) {
                         let _ = socket.send(text(json!({"t": "error", "why": "this key was revoked"}))).await;
                         break;
                     }
