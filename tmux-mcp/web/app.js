@@ -164,6 +164,7 @@
     const wait = backoff;
     backoff = Math.min(backoff * 2, BACKOFF_LAST_MS);
     setStatus(`disconnected; reconnecting in ${(wait / 1000).toFixed(1)} s`, 'down');
+    // A true timer: the reconnect's backoff.
     setTimeout(connect, wait);
   }
 
@@ -356,6 +357,7 @@
       for (const v of Object.values(views)) ack(v);
     };
     ackFrame = requestAnimationFrame(flush);
+    // A true timer: the latest an ack waits when no frame is drawn.
     ackTimer = setTimeout(flush, ACK_LATEST_MS);
   }
 
@@ -560,6 +562,7 @@
     box.hidden = false;
     clearTimeout(v.dom.noticeTimer);
     if (!sticky && !v.ended) {
+      // A true timer: how long a notice stays.
       v.dom.noticeTimer = setTimeout(() => {
         box.hidden = true;
       }, NOTICE_MS);
