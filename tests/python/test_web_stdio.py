@@ -63,22 +63,13 @@ async def test_without_a_view_web_view_says_how_to_serve_one(tmux_mcp: TmuxMcp) 
 
 
 def test_a_view_on_another_machines_address_needs_the_flag(tmux_mcp: TmuxMcp) -> None:
-    refused = subprocess.run(
-        tmux_mcp.command("--web", "0.0.0.0:0"),
-        input="",
-        capture_output=True,
-        text=True,
-        env=tmux_mcp.env(),
-        timeout=30,
-    )
+    def started(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            tmux_mcp.command(*args), input="", capture_output=True, text=True, env=tmux_mcp.env(), timeout=30
+        )
+
+    refused = started("--web", "0.0.0.0:0")
     assert refused.returncode == 2, refused
     assert "not a loopback address" in refused.stderr and "--web-allow-remote" in refused.stderr, refused.stderr
-    bad = subprocess.run(
-        tmux_mcp.command("--web", "nowhere"),
-        input="",
-        capture_output=True,
-        text=True,
-        env=tmux_mcp.env(),
-        timeout=30,
-    )
+    bad = started("--web", "nowhere")
     assert bad.returncode == 2 and "is not an address to listen on" in bad.stderr, bad

@@ -145,6 +145,11 @@ def web_key(tm: TmuxMcp, name: str, scope: str) -> str:
     return found.group(1)
 
 
+def window_size(tm: TmuxMcp, pane: str) -> str:
+    """The size of `pane`'s window as tmux says it, `WIDTHxHEIGHT`."""
+    return tmux(tm, "display-message", "-p", "-t", pane, "#{window_width}x#{window_height}").strip()
+
+
 def page_link(server: HttpServer, key: str, view: str | None = None) -> str:
     """The view's link with `key` (and `?pane=view`)."""
     query = f"?pane={quote(view, safe='')}" if view else ""
@@ -414,7 +419,7 @@ async def test_viewers_never_resize_the_window(tmux_mcp: TmuxMcp) -> None:
             view, url = await agent.view_link(pane)
 
             def size() -> str:
-                return tmux(tmux_mcp, "display-message", "-p", "-t", pane, "#{window_width}x#{window_height}").strip()
+                return window_size(tmux_mcp, pane)
 
             async def unchanged(when: str) -> None:
                 assert size() == "100x30", when
@@ -464,7 +469,7 @@ async def test_the_holder_fits_the_window_and_hand_back_undoes_it(tmux_mcp: Tmux
             view, url = await agent.view_link(pane)
 
             def size() -> str:
-                return tmux(tmux_mcp, "display-message", "-p", "-t", pane, "#{window_width}x#{window_height}").strip()
+                return window_size(tmux_mcp, pane)
 
             async with chromium() as browser, view_page(browser, url) as page:
                 await open_view(page, view)
