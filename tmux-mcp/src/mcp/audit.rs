@@ -78,8 +78,13 @@ impl AuditLog {
             outcome,
             duration,
         );
+        self.append(&line);
+    }
+
+    /// Appends one line (with its newline) in one write: with O_APPEND the
+    /// line lands whole.
+    fn append(&self, line: &str) {
         let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        // One write per line: with O_APPEND the line lands whole.
         if let Err(e) = file.write_all(line.as_bytes()) {
             tracing::error!("cannot write the audit log: {e}");
         }
@@ -114,11 +119,7 @@ impl AuditLog {
                 Value::String(e.chars().take(MESSAGE_MAX).collect()),
             );
         }
-        let line = format!("{record}\n");
-        let mut file = self.file.lock().unwrap_or_else(|e| e.into_inner());
-        if let Err(e) = file.write_all(line.as_bytes()) {
-            tracing::error!("cannot write the audit log: {e}");
-        }
+        self.append(&format!("{record}\n"));
     }
 
     /// Writes the log's lines to the disk (they are written to the file

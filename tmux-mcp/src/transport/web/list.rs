@@ -21,11 +21,26 @@ use crate::tools::inspect::list::{ListTerminalsArgs, ListTerminalsResult, Sessio
 /// new window into one listing).
 const SETTLE: Duration = Duration::from_millis(20);
 
+/// One list of the terminals: the `terminals` frame every tab sends, and
+/// who holds which terminal (by view id: the holder's name and session),
+/// from which each tab tells its own `held` frames.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(super) struct Listing {
+    /// The `terminals` frame (JSON text; empty before the first list).
+    pub(super) frame: String,
+    /// The holds, by terminal id (`HOST:%PANE`).
+    pub(super) held: Holds,
+}
+
+/// Who holds which terminal: by terminal id, the holder's name and web
+/// session.
+pub(super) type Holds = HashMap<String, (String, u64)>;
+
 /// The list, kept up to date while anyone looks.
 pub(super) struct Live {
     server: TmuxMcp,
-    /// The latest `terminals` frame (JSON text).
-    latest: watch::Sender<Arc<str>>,
+    /// The latest list.
+    latest: watch::Sender<Arc<Listing>>,
     /// Bumped when the list must be made again at once (a hold changed).
     poke: watch::Sender<u64>,
     started: std::sync::Once,
@@ -35,7 +50,7 @@ impl Live {
     pub(super) fn new(server: TmuxMcp) -> Self {
         Self {
             server,
-            latest: watch::Sender::new(Arc::from("")),
+            latest: watch::Sender::new(Arc::default()),
             poke: watch::Sender::new(0),
             started: std::sync::Once::new(),
         }
@@ -43,7 +58,7 @@ impl Live {
 
     /// The latest list and every later one (the task that makes them
     /// starts with the first subscriber).
-    pub(super) fn subscribe(&self) -> watch::Receiver<Arc<str>> {
+    pub(super) fn subscribe(&self) -> watch::Receiver<Arc<Listing>> {
         self.started.call_once(|| {
             let server = self.server.clone();
             let latest = self.latest.clone();
@@ -53,6 +68,11 @@ impl Live {
         let subscriber = self.latest.subscribe();
         self.changed();
         subscriber
+    }
+
+    /// The latest list, as it is (no subscription, no new listing).
+    pub(super) fn latest(&self) -> Arc<Listing> {
+        self.latest.borrow().clone()
     }
 
     /// Makes the list again now (a hold changed).
@@ -70,18 +90,22 @@ impl Live {
 
 /// Makes the list, then again after every change, while anyone
 /// subscribes.
-async fn keep_up(server: TmuxMcp, latest: watch::Sender<Arc<str>>, mut poke: watch::Receiver<u64>) {
+async fn keep_up(
+    server: TmuxMcp,
+    latest: watch::Sender<Arc<Listing>>,
+    mut poke: watch::Receiver<u64>,
+) {
     let mut attention = server.attention_log().subscribe();
     let mut connections = server.backend.connections();
     loop {
         // Made only while a tab looks (a new tab pokes).
         if latest.receiver_count() > 0 {
-            let frame = terminals_frame(&server).await;
+            let listing = listing(&server).await;
             latest.send_if_modified(|old| {
-                if **old == *frame {
+                if **old == listing {
                     return false;
                 }
-                *old = Arc::from(frame.as_str());
+                *old = Arc::new(listing);
                 true
             });
         }
@@ -123,14 +147,15 @@ fn changes_the_list(n: &tmux_control::proto::Notification) -> bool {
     )
 }
 
-/// The `terminals` frame: every terminal of every host, flat.
-async fn terminals_frame(server: &TmuxMcp) -> String {
+/// The list: every terminal of every host, flat, and their holds.
+async fn listing(server: &TmuxMcp) -> Listing {
     let tree = server
         .list_terminals(Parameters(ListTerminalsArgs::default()))
         .await
         .map(|json| json.0);
     let mut terminals = Vec::new();
     let mut hosts = Vec::new();
+    let mut held = HashMap::new();
     let counts = attention_counts(server);
     match tree {
         Ok(ListTerminalsResult {
@@ -139,12 +164,12 @@ async fn terminals_frame(server: &TmuxMcp) -> String {
             hosts: remote,
             ..
         }) => {
-            let held = holds(&server.backend).await;
+            holds(&host, &server.backend, &mut held).await;
             flatten(&host, &sessions, (&held, &counts), &mut terminals);
             hosts.push(json!({ "host": host, "reachable": true, "error": null }));
             for h in remote {
                 if let Ok(on) = server.on_host(Some(&h.host)) {
-                    let held = holds(&on.backend).await;
+                    holds(&h.host, &on.backend, &mut held).await;
                     flatten(&h.host, &h.sessions, (&held, &counts), &mut terminals);
                 }
                 hosts.push(json!({ "host": h.host, "reachable": h.reachable, "error": h.error }));
@@ -158,19 +183,22 @@ async fn terminals_frame(server: &TmuxMcp) -> String {
             }));
         }
     }
-    json!({ "t": "terminals", "terminals": terminals, "hosts": hosts }).to_string()
+    Listing {
+        frame: json!({ "t": "terminals", "terminals": terminals, "hosts": hosts }).to_string(),
+        held,
+    }
 }
 
-/// Who holds each pane of a host's server, by pane id (`%3`).
-async fn holds(backend: &crate::terminal::backend::Backend) -> HashMap<String, String> {
+/// Who holds each pane of `host`'s server, into `held` by view id.
+async fn holds(host: &str, backend: &crate::terminal::backend::Backend, held: &mut Holds) {
     let Some(conn) = backend.current().await else {
-        return HashMap::new();
+        return;
     };
-    conn.terminals
-        .all_with_panes()
-        .into_iter()
-        .filter_map(|(pane, t)| t.hold().map(|h| (pane.to_string(), h.by.to_string())))
-        .collect()
+    for (pane, terminal) in conn.terminals.all_with_panes() {
+        if let Some(h) = terminal.hold() {
+            held.insert(format!("{host}:{pane}"), (h.by.to_string(), h.session));
+        }
+    }
 }
 
 /// How many events that need someone each terminal has in the attention
@@ -192,7 +220,7 @@ fn attention_counts(server: &TmuxMcp) -> HashMap<String, u64> {
 fn flatten(
     host: &str,
     sessions: &[SessionEntry],
-    (holds, counts): (&HashMap<String, String>, &HashMap<String, u64>),
+    (holds, counts): (&Holds, &HashMap<String, u64>),
     out: &mut Vec<Value>,
 ) {
     for s in sessions {
@@ -224,7 +252,7 @@ fn flatten(
                     "dead": p.dead,
                     "alternate_screen": p.alternate_screen,
                     "people": people,
-                    "held_by": holds.get(&p.id),
+                    "held_by": holds.get(&id).map(|(by, _)| by),
                     "viewers": viewers,
                     "attention": counts.get(&id).copied().unwrap_or(0),
                 }));

@@ -49,7 +49,8 @@ fn digest(cookie: &str) -> [u8; 32] {
 impl Sessions {
     /// A new session for `grant`: its cookie value.
     fn open(&self, grant: Grant) -> Option<String> {
-        let cookie = super::random_hex(32)?;
+        // 32 bytes from the operating system, as the bearer token's.
+        let cookie = crate::transport::http::new_token().ok()?;
         let id = self.last.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
         let mut map = self.by_digest.lock().unwrap_or_else(|e| e.into_inner());
         if map.len() >= MAX_SESSIONS
@@ -91,6 +92,17 @@ impl Sessions {
             .get(&id)
             .copied()
             .unwrap_or(0)
+    }
+
+    /// Whether a request's cookie names a session (its key not checked
+    /// again: no file is read).
+    pub(super) fn known(&self, headers: &HeaderMap) -> bool {
+        cookie(headers).is_some_and(|c| {
+            self.by_digest
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .contains_key(&digest(&c))
+        })
     }
 
     /// The session of a request's cookie, if its key is still valid.

@@ -27,6 +27,7 @@ use tokio::sync::{mpsc, watch};
 use super::WebView;
 use super::hold::{self, Target};
 use super::keys::Scope;
+use super::list::Listing;
 use super::session::{Session, refuse, same_origin};
 use super::snapshot::snapshot;
 
@@ -144,7 +145,12 @@ async fn serve(mut socket: WebSocket, view: Arc<WebView>, session: Session) {
         return tab.closed().await;
     }
     let first = list.borrow_and_update().clone();
-    if !first.is_empty() && socket.send(Message::Text((*first).into())).await.is_err() {
+    if !first.frame.is_empty()
+        && socket
+            .send(Message::Text(first.frame.as_str().into()))
+            .await
+            .is_err()
+    {
         return tab.closed().await;
     }
     let mut checked = std::time::Instant::now();
@@ -186,9 +192,9 @@ async fn serve(mut socket: WebSocket, view: Arc<WebView>, session: Session) {
                 if changed.is_err() {
                     break;
                 }
-                let frame = list.borrow_and_update().clone();
-                tab.tell_holds(&frame).await;
-                if socket.send(Message::Text((*frame).into())).await.is_err() {
+                let listing = list.borrow_and_update().clone();
+                tab.tell_holds(&listing);
+                if socket.send(Message::Text(listing.frame.as_str().into())).await.is_err() {
                     break;
                 }
             }
@@ -334,53 +340,27 @@ impl Tab {
         self.shown.insert(id.clone(), shown);
         self.held.remove(&id);
         self.view.list.changed();
-        let frame = self.view.list.subscribe().borrow().clone();
-        self.tell_holds(&frame).await;
+        let listing = self.view.list.latest();
+        self.tell_holds(&listing);
     }
 
     /// Queues a `held` frame for each shown terminal whose holder changed
-    /// in the list `frame`.
-    async fn tell_holds(&mut self, frame: &str) {
-        let Ok(list) = serde_json::from_str::<serde_json::Value>(frame) else {
-            return;
-        };
-        let Some(terminals) = list.get("terminals").and_then(|t| t.as_array()) else {
-            return;
-        };
-        for t in terminals {
-            let Some(id) = t.get("id").and_then(|i| i.as_str()) else {
-                continue;
-            };
-            if !self.shown.contains_key(id) {
-                continue;
-            }
-            let by = t.get("held_by").and_then(|b| b.as_str()).map(str::to_owned);
+    /// in `listing`.
+    fn tell_holds(&mut self, listing: &Listing) {
+        for id in self.shown.keys() {
+            let hold = listing.held.get(id);
+            let by = hold.map(|(by, _)| by.clone());
             if self.held.get(id) == Some(&by) {
                 continue;
             }
-            let you = by.is_some() && self.holds(id).await;
+            let you = hold.is_some_and(|(_, session)| *session == self.session.id);
             let frame = text(json!({"t": "held", "id": id, "by": by, "you": you}));
             // The queue is for the page; a full one drops this frame and
             // the next list change tells again.
             if self.control.try_send(frame).is_ok() {
-                self.held.insert(id.to_owned(), by);
+                self.held.insert(id.clone(), by);
             }
         }
-    }
-
-    /// Whether this tab's session holds `id`.
-    async fn holds(&self, id: &str) -> bool {
-        let Ok(target) = Target::parse(&self.view.server, id) else {
-            return false;
-        };
-        target
-            .server
-            .backend
-            .current()
-            .await
-            .and_then(|c| c.terminals.get(target.pane))
-            .and_then(|t| t.hold())
-            .is_some_and(|h| h.session == self.session.id)
     }
 
     /// The socket closed: its terminals stop; the session's holds end
